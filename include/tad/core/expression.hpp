@@ -1,0 +1,123 @@
+#pragma once
+/// The `expression` concept and the structural properties every expression type has.
+
+#include <tad/core/fixed_string.hpp>
+#include <tad/core/leaves.hpp>
+#include <tad/core/node.hpp>
+
+#include <algorithm>
+#include <concepts>
+#include <cstddef>
+#include <type_traits>
+
+namespace tad {
+
+/// Any tad expression: a leaf or a `node`.
+template <class E>
+concept expression = requires { typename std::remove_cvref_t<E>::tad_kind; };
+
+/// How the gradient of an op relates to its inputs, for schedule fusion (see doc/design.md).
+enum class linearity {
+  none,      ///< nonlinear: the derivative depends on the input values
+  additive,  ///< every output is a sum/difference of inputs (`+`, `-`, negation, identity)
+  product,   ///< `a * b`
+  quotient,  ///< `a / b`
+};
+
+namespace detail {
+
+template <class E>
+inline constexpr bool is_leaf_v = std::is_same_v<typename E::tad_kind, leaf_kind>;
+
+template <class Op>
+constexpr bool op_differentiable() {
+  if constexpr (requires { Op::differentiable; }) return Op::differentiable; else return true;
+}
+template <class Op>
+constexpr bool op_is_reduction() {
+  if constexpr (requires { Op::is_reduction; }) return Op::is_reduction; else return false;
+}
+template <class Op>
+constexpr bool op_is_mask() {
+  if constexpr (requires { Op::is_mask; }) return Op::is_mask; else return false;
+}
+template <class Op>
+constexpr linearity op_linearity() {
+  if constexpr (requires { Op::linear; }) return Op::linear; else return linearity::none;
+}
+
+template <class E>
+struct props;  // structural properties, specialized below
+
+template <class E>
+struct props {  // leaves
+  static constexpr bool is_array = E::is_array;
+  static constexpr bool is_mask = false;
+  static constexpr bool is_reduction = false;
+  static constexpr std::size_t reductions = 0;  // number of reduction nodes
+  static constexpr int level = 0;               // 1 + level of the argument, for reductions
+};
+
+template <class Op, class... C>
+struct props<node<Op, C...>> {
+  static constexpr bool is_reduction = op_is_reduction<Op>();
+  static constexpr bool is_array = !is_reduction && (props<C>::is_array || ...);
+  static constexpr bool is_mask = op_is_mask<Op>();
+  static constexpr std::size_t reductions = (props<C>::reductions + ... + 0) + (is_reduction ? 1 : 0);
+  static constexpr int level = std::max({0, props<C>::level...}) + (is_reduction ? 1 : 0);
+};
+
+/// Does the gradient of `E` reach a variable named `Name`? `Through` decides whether it looks
+/// inside reductions (false: a reduction is an opaque scalar, as inside an elementwise loop).
+template <class E, fixed_string Name, bool Through = true>
+struct reaches {
+  static constexpr bool value = [] {
+    if constexpr (requires { E::name; }) {
+      return same_name<E::name, Name>;
+    } else {
+      return false;
+    }
+  }();
+};
+template <class Op, class... C, fixed_string Name, bool Through>
+struct reaches<node<Op, C...>, Name, Through> {
+  static constexpr bool value = op_differentiable<Op>() && (Through || !op_is_reduction<Op>()) &&
+                                (reaches<C, Name, Through>::value || ...);
+};
+
+/// Does `E` contain a variable named `Name` at all (whether or not a gradient reaches it)?
+template <class E, fixed_string Name>
+struct contains_var {
+  static constexpr bool value = reaches<E, Name>::value;
+};
+template <class Op, class... C, fixed_string Name>
+struct contains_var<node<Op, C...>, Name> {
+  static constexpr bool value = (contains_var<C, Name>::value || ...);
+};
+
+/// Does the gradient of `E` reach any of the variables `Vs`?
+template <class E, class... Vs>
+inline constexpr bool reaches_any_v = (reaches<E, Vs::name>::value || ...);
+
+}  // namespace detail
+
+/// True when `E` is an array-valued expression.
+template <expression E>
+inline constexpr bool is_array_v = detail::props<std::remove_cvref_t<E>>::is_array;
+
+/// True when `E` contains the variable `X` (by name), whether or not a gradient reaches it.
+template <expression E, class X>
+inline constexpr bool depends_on_v = detail::contains_var<std::remove_cvref_t<E>, X::name>::value;
+
+/// True when no gradient of `E` can reach the variable `X`: it is zero by construction.
+template <expression E, class X>
+inline constexpr bool gradient_is_zero_v = !detail::reaches<std::remove_cvref_t<E>, X::name>::value;
+
+}  // namespace tad
+
+namespace tad {
+/// A differentiable leaf: `scalar_var` or `array_var`.
+template <class X>
+concept variable = expression<X> && requires { std::remove_cvref_t<X>::is_variable; } &&
+                   std::remove_cvref_t<X>::is_variable;
+}  // namespace tad

@@ -1,0 +1,158 @@
+#pragma once
+/// Leaves: variables (differentiable, named), runtime constants and compile-time literals.
+
+#include <tad/core/fixed_string.hpp>
+#include <tad/core/node.hpp>
+
+#include <concepts>
+#include <cstddef>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+namespace tad {
+
+/// The element types tad differentiates.
+template <class T>
+concept real = std::same_as<T, float> || std::same_as<T, double>;
+
+/// A differentiable scalar named `Name`. Bound to an lvalue it reads that lvalue each time an
+/// expression is evaluated (so it sees updates); bound to an rvalue it holds a copy.
+template <fixed_string Name, real T>
+struct scalar_var {
+  using tad_kind = detail::leaf_kind;
+  using value_type = T;
+  static constexpr auto name = Name;
+  static constexpr bool is_array = false;
+  static constexpr bool is_variable = true;
+  const T* src = nullptr;
+  T val{};
+  /// The current value (reads the bound lvalue, if any).
+  constexpr T value() const noexcept { return src ? *src : val; }
+};
+
+/// A differentiable array named `Name`: a view of the caller's contiguous storage (no copy).
+template <fixed_string Name, real T>
+struct array_var {
+  using tad_kind = detail::leaf_kind;
+  using value_type = T;
+  static constexpr auto name = Name;
+  static constexpr bool is_array = true;
+  static constexpr bool is_variable = true;
+  const T* data = nullptr;
+  std::size_t size = 0;
+};
+
+/// A runtime scalar that is not differentiated. Its type adapts to the expression's
+/// (`2.0 * x` with float `x` computes in float).
+template <class T>
+struct scalar_constant {
+  using tad_kind = detail::leaf_kind;
+  using value_type = T;
+  static constexpr bool is_array = false;
+  static constexpr bool is_variable = false;
+  const T* src = nullptr;
+  T val{};
+  constexpr T value() const noexcept { return src ? *src : val; }
+};
+
+/// A runtime array that is not differentiated: a view of the caller's storage.
+template <real T>
+struct array_constant {
+  using tad_kind = detail::leaf_kind;
+  using value_type = T;
+  static constexpr bool is_array = true;
+  static constexpr bool is_variable = false;
+  const T* data = nullptr;
+  std::size_t size = 0;
+};
+
+/// The compile-time constant Num/Den; it has no storage and adapts to the expression's type.
+template <long long Num, long long Den = 1>
+struct literal {
+  static_assert(Den != 0, "tad::lit<num, den>: den must not be zero");
+  using tad_kind = detail::leaf_kind;
+  using value_type = void;
+  static constexpr bool is_array = false;
+  static constexpr bool is_variable = false;
+  static constexpr long long num = Num;
+  static constexpr long long den = Den;
+  template <class T>
+  static constexpr T as() noexcept {
+    return static_cast<T>(Num) / static_cast<T>(Den);
+  }
+};
+
+/// `lit<N, D>`: the literal N/D as an expression, e.g. `lit<1, 2>` is one half.
+template <long long Num, long long Den = 1>
+inline constexpr literal<Num, Den> lit{};
+
+namespace detail {
+template <class R>
+concept real_range = std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
+                     real<std::remove_cv_t<std::ranges::range_value_t<R>>>;
+template <class R>
+using range_real_t = std::remove_cv_t<std::ranges::range_value_t<R>>;
+}  // namespace detail
+
+/// `var<"x">(x)`: a variable named "x". `x` may be a float/double lvalue (bound by reference),
+/// an rvalue (copied), or contiguous storage (`std::vector`, `std::span`, array) viewed in place.
+template <fixed_string Name, class X>
+constexpr auto var(X&& x) noexcept {
+  using U = std::remove_cvref_t<X>;
+  if constexpr (real<U>) {
+    if constexpr (std::is_lvalue_reference_v<X>) {
+      return scalar_var<Name, U>{&x, U{}};
+    } else {
+      return scalar_var<Name, U>{nullptr, x};
+    }
+  } else if constexpr (detail::real_range<U>) {
+    static_assert(std::is_lvalue_reference_v<X> || std::ranges::borrowed_range<U>,
+                  "tad::var<name>(r): r is a temporary container; the variable would dangle. "
+                  "Pass an lvalue or a std::span");
+    return array_var<Name, detail::range_real_t<U>>{std::ranges::data(x), std::ranges::size(x)};
+  } else {
+    static_assert(real<U> || detail::real_range<U>,
+                  "tad::var<name>(x): x must be a float or double, or contiguous storage of them");
+  }
+}
+
+/// `var<"x">(p, n)`: a variable viewing `n` elements starting at `p`.
+template <fixed_string Name, real T>
+constexpr array_var<Name, T> var(const T* p, std::size_t n) noexcept {
+  return {p, n};
+}
+
+/// `constant(c)`: a runtime value that is not differentiated. Arithmetic values are copied;
+/// contiguous storage is viewed in place.
+template <class X>
+constexpr auto constant(X&& x) noexcept {
+  using U = std::remove_cvref_t<X>;
+  if constexpr (std::is_arithmetic_v<U>) {
+    return scalar_constant<U>{nullptr, x};
+  } else if constexpr (detail::real_range<U>) {
+    static_assert(std::is_lvalue_reference_v<X> || std::ranges::borrowed_range<U>,
+                  "tad::constant(r): r is a temporary container; the constant would dangle. "
+                  "Pass an lvalue or a std::span");
+    return array_constant<detail::range_real_t<U>>{std::ranges::data(x), std::ranges::size(x)};
+  } else {
+    static_assert(std::is_arithmetic_v<U> || detail::real_range<U>,
+                  "tad::constant(x): x must be arithmetic, or contiguous storage of float/double");
+  }
+}
+
+/// `constant(p, n)`: a non-differentiated array viewing `n` elements starting at `p`.
+template <real T>
+constexpr array_constant<T> constant(const T* p, std::size_t n) noexcept {
+  return {p, n};
+}
+
+/// `constant_ref(c)`: a non-differentiated scalar that reads the lvalue `c` at every evaluation,
+/// so a parameter can change between evaluations without rebuilding the expression.
+template <class T>
+  requires std::is_arithmetic_v<T>
+constexpr scalar_constant<T> constant_ref(const T& c) noexcept {
+  return {&c, T{}};
+}
+
+}  // namespace tad

@@ -1,0 +1,224 @@
+#pragma once
+/// Entry points: value, evaluate, grad, grad_into (no allocation), vjp, vjp_into.
+
+#include <tad/core/errors.hpp>
+#include <tad/core/expression.hpp>
+#include <tad/core/value_type.hpp>
+#include <tad/eval/engine.hpp>
+#include <tad/ops/reductions.hpp>
+
+#include <array>
+#include <cstddef>
+#include <functional>
+#include <ranges>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+namespace tad {
+
+/// A gradient destination for `grad_into`: a variable and the caller's buffer for its gradient.
+template <class X, class T>
+struct wrt_target {
+  X var;
+  T* data;
+  std::size_t size;
+};
+
+/// `wrt(x, buffer)`: write the gradient of array variable x into `buffer` (same length as x);
+/// `wrt(s, out)`: write the gradient of scalar variable s into `out`.
+template <variable X, class Buf>
+constexpr auto wrt(const X& x, Buf&& buf) {
+  using T = typename X::value_type;
+  if constexpr (X::is_array) {
+    static_assert(std::ranges::contiguous_range<Buf> &&
+                      std::is_same_v<std::ranges::range_value_t<Buf>, T>,
+                  "tad::wrt(x, buffer): the gradient buffer of an array variable must be contiguous "
+                  "storage of its element type");
+    return wrt_target<X, T>{x, std::ranges::data(buf), std::ranges::size(buf)};
+  } else {
+    static_assert(std::is_same_v<std::remove_cvref_t<Buf>, T> && std::is_lvalue_reference_v<Buf> &&
+                      !std::is_const_v<std::remove_reference_t<Buf>>,
+                  "tad::wrt(s, out): the gradient of a scalar variable goes to a non-const lvalue of "
+                  "its element type");
+    return wrt_target<X, T>{x, &buf, 1};
+  }
+}
+
+namespace detail {
+
+template <class E>
+constexpr void check_expression_type() {
+  static_assert(!mixes_precisions_v<E>,
+                "tad: an expression mixes float and double variables or arrays; convert the data "
+                "to one precision");
+}
+
+template <class... X>
+inline constexpr bool unique_names_v = [] {
+  constexpr std::size_t n = sizeof...(X);
+  std::array<std::string_view, n> names{X::name.view()...};
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = i + 1; j < n; ++j)
+      if (names[i] == names[j]) return false;
+  return true;
+}();
+
+/// A variable passed to grad must be the one in the expression: same data, same length.
+template <class E, class X>
+void check_binding(const E& e, const X& x, std::size_t n, const char* api) {
+  if constexpr (X::is_array) {
+    visit_arrays(e, [&](const auto& leaf) {
+      using L = std::remove_cvref_t<decltype(leaf)>;
+      if constexpr (L::is_variable && same_name<L::name, X::name>) {
+        if (leaf.data != x.data) {
+          throw std::invalid_argument(std::string(api) + ": variable '" + std::string(X::name.view()) +
+                                      "' is bound to other data than in the expression");
+        }
+      }
+    });
+    if (depends_on_v<E, X> && x.size != n) throw shape_error(std::string(api) + ": variable '" +
+                                                              std::string(X::name.view()) + "'", n, x.size);
+  }
+}
+
+template <class E, class... X>
+constexpr void check_grad_args(const char* /*api*/) {
+  check_expression_type<E>();
+  static_assert(!is_array_v<E>, "tad::grad(e, x...): e is array-valued; a gradient needs a scalar. "
+                                "Reduce it (sum, mean, ...) or use tad::vjp(e, seed, x...)");
+  static_assert((variable<X> && ...), "tad::grad(e, x...): every x must be a variable made by tad::var");
+  static_assert(unique_names_v<X...>, "tad::grad(e, x...): a variable is listed twice");
+  static_assert(sizeof...(X) <= 64, "tad::grad(e, x...): at most 64 variables");
+}
+
+template <class T, class X>
+using gradient_t = std::conditional_t<X::is_array, std::vector<T>, T>;
+
+template <class T, class X>
+constexpr T* gradient_data(gradient_t<T, X>& g) {
+  if constexpr (X::is_array) return g.data(); else return &g;
+}
+
+template <class T, class X>
+constexpr gradient_t<T, X> make_gradient(const X& x) {
+  if constexpr (X::is_array) return std::vector<T>(x.size); else return T(0);
+}
+
+template <class X>
+constexpr std::size_t length_of(const X& x) {
+  if constexpr (X::is_array) return x.size; else return 1;
+}
+
+/// Do [p, p + n) and [q, q + m) overlap?
+template <class T, class U>
+bool overlaps(const T* p, std::size_t n, const U* q, std::size_t m) {
+  if constexpr (!std::is_same_v<T, U>) {
+    return false;
+  } else {
+    if (n == 0 || m == 0) return false;
+    std::less<const T*> lt;
+    return lt(p, q + m) && lt(q, p + n);
+  }
+}
+
+}  // namespace detail
+
+/// The value of e: a float/double for a scalar expression, a std::vector for an array one.
+template <expression E>
+constexpr auto value(const E& e) {
+  detail::check_expression_type<E>();
+  using T = value_type_t<E>;
+  const std::size_t n = detail::common_length(e);
+  if constexpr (is_array_v<E>) {
+    std::vector<T> out(n);
+    detail::engine<E, T, detail::wrt_list<>>(e, nullptr, nullptr, n).store(out.data());
+    return out;
+  } else {
+    return detail::engine<E, T, detail::wrt_list<>>(e, nullptr, nullptr, n).run();
+  }
+}
+
+/// Evaluates the array expression e into out (same length as e's arrays).
+template <expression E, class Out>
+void evaluate(const E& e, Out&& out) {
+  detail::check_expression_type<E>();
+  using T = value_type_t<E>;
+  static_assert(is_array_v<E>, "tad::evaluate(e, out): e must be an array expression; use tad::value for a scalar");
+  static_assert(std::ranges::contiguous_range<Out> && std::is_same_v<std::ranges::range_value_t<Out>, T>,
+                "tad::evaluate(e, out): out must be contiguous storage of e's element type");
+  const std::size_t n = detail::common_length(e);
+  if (std::ranges::size(out) != n) throw shape_error("tad::evaluate(e, out): out", n, std::ranges::size(out));
+  detail::engine<E, T, detail::wrt_list<>>(e, nullptr, nullptr, n).store(std::ranges::data(out));
+}
+
+/// Value and gradient of the scalar expression e with respect to the variables x..., in that
+/// order: `auto [v, gx, gs] = grad(e, x, s);` Array gradients are std::vectors, scalar ones
+/// numbers. A variable that e does not contain gets a zero gradient.
+template <expression E, class... X>
+constexpr auto grad(const E& e, const X&... x) {
+  detail::check_grad_args<E, X...>("tad::grad");
+  using T = value_type_t<E>;
+  const std::size_t n = detail::common_length(e);
+  if (!std::is_constant_evaluated()) (detail::check_binding(e, x, n, "tad::grad"), ...);
+  std::tuple<T, detail::gradient_t<T, X>...> result{T(0), detail::make_gradient<T>(x)...};
+  [&]<std::size_t... K>(std::index_sequence<K...>) {
+    std::array<T*, sizeof...(X) + 1> outs{detail::gradient_data<T, X>(std::get<K + 1>(result))..., nullptr};
+    std::array<std::size_t, sizeof...(X) + 1> sizes{detail::length_of(x)..., 0};
+    std::get<0>(result) = detail::engine<E, T, detail::wrt_list<X...>>(e, outs.data(), sizes.data(), n).run();
+  }(std::index_sequence_for<X...>{});
+  return result;
+}
+
+/// Value of e; the gradients go into the caller's buffers given as `wrt(x, buffer)`. Allocates
+/// nothing. Throws shape_error (before writing anything) if a buffer has the wrong length.
+template <expression E, class... X, class... T2>
+auto grad_into(const E& e, const wrt_target<X, T2>&... targets) {
+  detail::check_grad_args<E, X...>("tad::grad_into");
+  using T = value_type_t<E>;
+  static_assert((std::is_same_v<T, T2> && ...), "tad::grad_into(e, wrt(x, buffer)...): every buffer must "
+                                                "have e's element type");
+  const std::size_t n = detail::common_length(e);
+  (detail::check_binding(e, targets.var, n, "tad::grad_into"), ...);
+  auto check_target = [&](const auto& t) {
+    if constexpr (std::remove_cvref_t<decltype(t.var)>::is_array) {
+      if (t.size != t.var.size) {
+        throw shape_error("tad::grad_into: gradient buffer of '" + std::string(t.var.name.view()) + "'",
+                          t.var.size, t.size);
+      }
+      detail::visit_arrays(e, [&](const auto& leaf) {
+        if (detail::overlaps(t.data, t.size, leaf.data, leaf.size)) {
+          throw std::invalid_argument("tad::grad_into: gradient buffer of '" + std::string(t.var.name.view()) +
+                                      "' overlaps an input array of the expression");
+        }
+      });
+    }
+  };
+  (check_target(targets), ...);
+  std::array<T*, sizeof...(X) + 1> outs{targets.data..., nullptr};
+  std::array<std::size_t, sizeof...(X) + 1> sizes{targets.size..., 0};
+  return detail::engine<E, T, detail::wrt_list<X...>>(e, outs.data(), sizes.data(), n).run();
+}
+
+/// Vector-Jacobian product of the array expression e with the caller's seed:
+/// the gradients of `sum(seed * e)` with respect to x..., and that value.
+template <expression E, class Seed, class... X>
+auto vjp(const E& e, const Seed& seed, const X&... x) {
+  static_assert(is_array_v<E>, "tad::vjp(e, seed, x...): e must be array-valued; use tad::grad for a scalar");
+  const std::size_t n = detail::common_length(e);
+  if (std::ranges::size(seed) != n) throw shape_error("tad::vjp(e, seed, x...): seed", n, std::ranges::size(seed));
+  return grad(dot(constant(seed), e), x...);
+}
+
+/// vjp into the caller's buffers, as grad_into.
+template <expression E, class Seed, class... X, class... T2>
+auto vjp_into(const E& e, const Seed& seed, const wrt_target<X, T2>&... targets) {
+  static_assert(is_array_v<E>, "tad::vjp_into(e, seed, wrt(x, buffer)...): e must be array-valued");
+  const std::size_t n = detail::common_length(e);
+  if (std::ranges::size(seed) != n) throw shape_error("tad::vjp_into(e, seed, ...): seed", n, std::ranges::size(seed));
+  return grad_into(dot(constant(seed), e), targets...);
+}
+
+}  // namespace tad

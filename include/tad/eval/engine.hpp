@@ -1,0 +1,288 @@
+#pragma once
+/// The tape-free engine: runs the passes of a plan over the data, in SIMD loops.
+
+#include <tad/config.hpp>
+#include <tad/core/errors.hpp>
+#include <tad/core/expression.hpp>
+#include <tad/detail/static_for.hpp>
+#include <tad/eval/elementwise.hpp>
+#include <tad/eval/plan.hpp>
+#include <tad/ops/reductions.hpp>
+#include <tad/simd/batch.hpp>
+
+#include <array>
+#include <cstddef>
+#include <stdexcept>
+#include <tuple>
+
+namespace tad::detail {
+
+template <class T, std::size_t NR>
+struct context {
+  using value_type = T;
+  std::array<T, NR> val{};
+  std::array<T, NR> aux{};
+  std::array<T, NR> adj{};
+  std::size_t n = 0;
+};
+
+/// Adjoint accumulators of one pass: one per variable (array variables: the current element's
+/// sum of contributions; scalar variables: a running sum) and one per reduction.
+template <class V, class W, std::size_t NR>
+struct sink {
+  std::array<V, W::size> var;
+  std::array<V, NR> red;
+  template <class E>
+  static constexpr bool wants = W::template reached<E>;
+  template <class Leaf, class D>
+  constexpr void add_var(const D& dy) {
+    auto& a = var[W::template index<Leaf::name>];
+    a = a + dy;
+  }
+  template <std::size_t S, class D>
+  constexpr void add_reduction(const D& dy) {
+    red[S] = red[S] + dy;
+  }
+};
+
+/// Makes scalar leaves hold their current values, so loops read registers, not memory that a
+/// gradient store might alias.
+template <class E>
+constexpr void freeze(E& e) {
+  if constexpr (is_leaf_v<E>) {
+    if constexpr (requires { e.src; }) {
+      e.val = e.value();
+      e.src = nullptr;
+    }
+  } else {
+    static_for<E::arity>([&](auto k) { freeze(child<k.value>(e)); });
+  }
+}
+
+/// Calls f(leaf) for every array leaf of e.
+template <class E, class F>
+constexpr void visit_arrays(const E& e, F&& f) {
+  if constexpr (is_leaf_v<E>) {
+    if constexpr (E::is_array) f(e);
+  } else {
+    static_for<E::arity>([&](auto k) { visit_arrays(child<k.value>(e), f); });
+  }
+}
+
+/// The common length of the arrays of e; throws shape_error if two differ.
+template <class E>
+constexpr std::size_t common_length(const E& e) {
+  std::size_t n = 0;
+  bool first = true;
+  visit_arrays(e, [&](const auto& a) {
+    if (first) {
+      n = a.size;
+      first = false;
+    } else if (a.size != n) {
+      throw shape_error("tad: arrays in one expression differ in length", n, a.size);
+    }
+  });
+  return n;
+}
+
+enum class pass_kind { forward, backward, fused, store };
+
+template <class E, class T, class W>
+class engine {
+ public:
+  using P = plan<E, W>;
+  static constexpr std::size_t NR = P::reductions;
+  static constexpr std::size_t NV = W::size;
+  static constexpr std::size_t U = TAD_UNROLL;
+  using B = simd::batch<T>;
+
+  /// outs[k]: where the k-th variable's gradient goes (one T for a scalar variable).
+  /// sizes[k]: the length of the k-th variable (its gradient's length).
+  constexpr engine(const E& e, T* const* outs, const std::size_t* sizes, std::size_t n)
+      : e_(e), outs_(outs), sizes_(sizes) {
+    freeze(e_);
+    ctx_.n = n;
+  }
+
+  /// Value and gradients: every pass of the plan.
+  constexpr T run() {
+    if constexpr (NR > 0) {
+      if (P::rejects_empty && ctx_.n == 0) throw std::domain_error("tad::max(e) / tad::min(e): e is an empty array");
+      static_for<P::levels - 1>([&](auto l) { loop<pass_kind::forward, static_cast<int>(l.value) + 1>(); });
+      if constexpr (P::fused) {
+        top(false);
+        loop<pass_kind::fused, P::levels>();
+      } else {
+        loop<pass_kind::forward, P::levels>();
+      }
+    }
+    const T value = top(true);
+    if constexpr (NR > 0) {
+      static_for<P::max_depth + 1>([&](auto d) {
+        if constexpr (P::wants_depth(static_cast<int>(d.value)) && !(P::fused && d.value == 0))
+          loop<pass_kind::backward, static_cast<int>(d.value)>();
+      });
+    }
+    static_for<NV>([&](auto k) {
+      if constexpr (is_array_k<k.value>()) {
+        if constexpr (P::first_touch(k.value) < 0) {
+          for (std::size_t i = 0; i < sizes_[k.value]; ++i) outs_[k.value][i] = T(0);
+        }
+      } else {
+        *outs_[k.value] = scalar_grad_[k.value];
+      }
+    });
+    return value;
+  }
+
+  /// Evaluates an array expression into out (length n).
+  void store(T* out) {
+    static_for<P::levels>([&](auto l) { loop<pass_kind::forward, static_cast<int>(l.value) + 1>(); });
+    out_ = out;
+    loop<pass_kind::store, 0>();
+  }
+
+ private:
+  template <std::size_t K>
+  static constexpr bool is_array_k() {
+    using X = std::tuple_element_t<K, typename W::types>;
+    return X::is_array;
+  }
+
+  template <class V>
+  struct acc {
+    std::array<reduction_state<V>, NR> fs;
+    sink<V, W, NR> sk;
+  };
+
+  template <class V>
+  constexpr acc<V> make_acc() {
+    acc<V> a{};
+    auto init = [&]<std::size_t S>(const auto& r) { a.fs[S] = decltype(r.op)::template init<V>(); };
+    visit_reductions<0>(e_, init);
+    for (auto& v : a.sk.var) v = simd::splat<V>(0);
+    for (auto& v : a.sk.red) v = simd::splat<V>(0);
+    return a;
+  }
+
+  /// The scalar part above the reductions: its value, and (with final) the gradients of the
+  /// scalar variables; the adjoints of the outermost reductions in any case.
+  constexpr T top(bool final) {
+    auto t = forward<T, 0>(e_, ctx_, 0);
+    sink<T, W, NR> s{};
+    backward<0>(e_, t, T(1), s);
+    static_for<NR>([&](auto S) {
+      if constexpr (P::info[S.value].depth == 0) ctx_.adj[S.value] = s.red[S.value];
+    });
+    if (final) {
+      static_for<NV>([&](auto k) { scalar_grad_[k.value] += s.var[k.value]; });
+    }
+    return t.v;
+  }
+
+  template <pass_kind K, int A, class V>
+  void step(acc<V>& a, std::size_t i) {
+    constexpr bool bwd = K == pass_kind::backward || K == pass_kind::fused;
+    constexpr int depth = K == pass_kind::fused ? 0 : A;
+    if constexpr (K == pass_kind::store) {
+      simd::store_any(out_ + i, forward<V, 0>(e_, ctx_, i).v);
+      return;
+    } else {
+      if constexpr (bwd) {
+        static_for<NV>([&](auto k) {
+          if constexpr (is_array_k<k.value>() && P::touches(depth, k.value)) a.sk.var[k.value] = simd::splat<V>(-0.0);
+        });
+      }
+      auto visit = [&]<std::size_t S>(const auto& r) {
+        constexpr reduction_info I = P::info[S];
+        using R = std::remove_cvref_t<decltype(r)>;
+        using Op = typename R::op_type;
+        constexpr std::size_t AS = S + 1 - props<R>::reductions;
+        constexpr bool do_fwd = (K == pass_kind::forward || K == pass_kind::fused) && I.level == A;
+        constexpr bool do_bwd = bwd && I.depth == depth && I.wants;
+        if constexpr (do_fwd || do_bwd) {
+          const auto t = forward<V, AS>(r.arg, ctx_, i);
+          if constexpr (do_fwd) Op::accumulate(a.fs[S], t.v);
+          if constexpr (do_bwd) {
+            const V da = Op::backward(simd::splat<V>(ctx_.adj[S]), t.v, ctx_.val[S], ctx_.aux[S], ctx_.n);
+            backward<AS>(r.arg, t, da, a.sk);
+          }
+        }
+      };
+      visit_reductions<0>(e_, visit);
+      if constexpr (bwd) {
+        static_for<NV>([&](auto k) {
+          if constexpr (is_array_k<k.value>() && P::touches(depth, k.value)) {
+            T* p = outs_[k.value] + i;
+            if constexpr (P::first_touch(k.value) == depth) {
+              simd::store_any(p, a.sk.var[k.value]);
+            } else {
+              simd::store_any(p, simd::load_any<V>(p) + a.sk.var[k.value]);
+            }
+          }
+        });
+      }
+    }
+  }
+
+  template <pass_kind K, int A>
+  void loop() {
+    constexpr std::size_t W_ = simd::width<T>;
+    const std::size_t n = ctx_.n;
+    std::array<acc<B>, U> ab;
+    for (auto& a : ab) a = make_acc<B>();
+    std::size_t i = 0;
+    if constexpr (U > 1) {
+      for (; i + U * W_ <= n; i += U * W_) {
+        static_for<U>([&](auto u) { step<K, A>(ab[u.value], i + u.value * W_); });
+      }
+    }
+    for (; i + W_ <= n; i += W_) step<K, A>(ab[0], i);
+    acc<T> at = make_acc<T>();
+    for (; i < n; ++i) step<K, A>(at, i);
+    if constexpr (K != pass_kind::store) finish<K, A>(ab, at);
+  }
+
+  template <pass_kind K, int A>
+  void finish(std::array<acc<B>, U>& ab, acc<T>& at) {
+    constexpr bool bwd = K == pass_kind::backward || K == pass_kind::fused;
+    auto fin = [&]<std::size_t S>(const auto& r) {
+      using Op = typename std::remove_cvref_t<decltype(r)>::op_type;
+      if constexpr ((K == pass_kind::forward || K == pass_kind::fused) && P::info[S].level == A) {
+        for (std::size_t u = 1; u < U; ++u) Op::merge(ab[0].fs[S], ab[u].fs[S]);
+        alignas(64) T la[simd::width<T>];
+        alignas(64) T lb[simd::width<T>];
+        ab[0].fs[S].a.store_aligned(la);
+        ab[0].fs[S].b.store_aligned(lb);
+        for (std::size_t k = 0; k < simd::width<T>; ++k) Op::merge(at.fs[S], reduction_state<T>{la[k], lb[k]});
+        const auto res = Op::finish(at.fs[S], ctx_.n);
+        ctx_.val[S] = res.value;
+        ctx_.aux[S] = res.aux;
+      }
+      if constexpr (bwd && P::info[S].wants) {
+        B s = ab[0].sk.red[S];
+        for (std::size_t u = 1; u < U; ++u) s = s + ab[u].sk.red[S];
+        ctx_.adj[S] += simd::hsum(s) + at.sk.red[S];
+      }
+    };
+    visit_reductions<0>(e_, fin);
+    if constexpr (bwd) {
+      static_for<NV>([&](auto k) {
+        if constexpr (!is_array_k<k.value>()) {
+          B s = ab[0].sk.var[k.value];
+          for (std::size_t u = 1; u < U; ++u) s = s + ab[u].sk.var[k.value];
+          scalar_grad_[k.value] += simd::hsum(s) + at.sk.var[k.value];
+        }
+      });
+    }
+  }
+
+  E e_;
+  T* const* outs_;
+  const std::size_t* sizes_;
+  T* out_ = nullptr;
+  context<T, NR> ctx_{};
+  std::array<T, NV> scalar_grad_{};
+};
+
+}  // namespace tad::detail

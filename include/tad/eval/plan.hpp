@@ -1,0 +1,185 @@
+#pragma once
+/// The evaluation schedule of an expression, derived at compile time from its reduction nodes.
+///
+/// Every reduction gets a slot (post-order), a level (1 + the deepest level inside its
+/// argument) and a depth (how many reductions enclose it). Forward passes run per level; the
+/// backward passes run per depth, outermost first. When the adjoints of the outermost
+/// reductions do not depend on the values of the last level, that level's forward pass and the
+/// first backward pass fuse into one loop. See doc/design.md.
+
+#include <tad/core/expression.hpp>
+#include <tad/detail/static_for.hpp>
+#include <tad/eval/elementwise.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <tuple>
+
+namespace tad::detail {
+
+/// The variables a gradient is taken with respect to, in argument order.
+template <class... X>
+struct wrt_list {
+  using types = std::tuple<X...>;
+  static constexpr std::size_t size = sizeof...(X);
+  template <class E>
+  static constexpr bool reached = reaches_any_v<E, X...>;
+  template <fixed_string Name>
+  static constexpr std::size_t index = [] {
+    std::size_t k = 0, found = sizeof...(X);
+    ((found = (found == sizeof...(X) && same_name<X::name, Name>) ? k : found, ++k), ...);
+    return found;
+  }();
+  /// Bit k set when the gradient of E reaches the k-th variable without entering a reduction.
+  template <class E>
+  static constexpr std::uint64_t local_mask = [] {
+    std::uint64_t m = 0, bit = 1;
+    ((m |= reaches<E, X::name, false>::value ? bit : 0, bit <<= 1), ...);
+    return m;
+  }();
+};
+
+struct reduction_info {
+  int level = 0;
+  int depth = 0;
+  bool wants = false;        // a gradient must flow through it
+  bool needs_value = false;  // its elementwise adjoint depends on its own value
+  bool rejects_empty = false;
+  std::uint64_t vars = 0;    // variables its argument reaches directly (bit k = k-th of wrt)
+};
+
+template <class W, class E>
+constexpr void collect(reduction_info* out, std::size_t slot, int depth) {
+  if constexpr (!is_leaf_v<E>) {
+    constexpr bool is_red = props<E>::is_reduction;
+    std::size_t s = slot;
+    static_for<E::arity>([&](auto k) {
+      using C = child_t<k.value, E>;
+      collect<W, C>(out, s, is_red ? depth + 1 : depth);
+      s += props<C>::reductions;
+    });
+    if constexpr (is_red) {
+      using Op = typename E::op_type;
+      reduction_info& r = out[s];
+      r.level = props<E>::level;
+      r.depth = depth;
+      r.wants = W::template reached<E>;
+      r.needs_value = Op::needs_value;
+      if constexpr (requires { Op::rejects_empty; }) r.rejects_empty = Op::rejects_empty;
+      r.vars = W::template local_mask<decltype(E::arg)>;
+    }
+  }
+}
+
+/// Calls `f.template operator()<Slot>(r)` for every reduction node r of e, in post-order.
+template <std::size_t Slot, class E, class F>
+constexpr void visit_reductions(const E& e, F& f) {
+  if constexpr (!is_leaf_v<E>) {
+    static_for<E::arity>([&](auto k) { visit_reductions<child_slot<E, k.value, Slot>()>(child<k.value>(e), f); });
+    if constexpr (props<E>::is_reduction) f.template operator()<Slot + props<E>::reductions - 1>(e);
+  }
+}
+
+/// Does the gradient that reaches the outermost reductions of E stay independent of the values
+/// of the level-L reductions? (Then those adjoints are known before the level-L loop runs.)
+template <class E, int L, class W>
+struct independent {
+  template <class C>
+  static constexpr bool has_level() {  // contains a level-L reduction, not looking inside reductions
+    if constexpr (is_leaf_v<C>) return false;
+    else if constexpr (props<C>::is_reduction) return props<C>::level == L;
+    else return [] { bool r = false; static_for<C::arity>([&](auto k) { r = r || has_level<child_t<k.value, C>>(); }); return r; }();
+  }
+  template <class C>
+  static constexpr bool has_grad_reduction() {  // a reduction that wants a gradient is inside
+    if constexpr (is_leaf_v<C>) return false;
+    else if constexpr (props<C>::is_reduction) return W::template reached<C>;
+    else if constexpr (!op_differentiable<typename C::op_type>()) return false;
+    else return [] { bool r = false; static_for<C::arity>([&](auto k) { r = r || has_grad_reduction<child_t<k.value, C>>(); }); return r; }();
+  }
+  template <class C>
+  static constexpr bool check() {
+    if constexpr (is_leaf_v<C> || props<C>::is_reduction) {
+      return true;
+    } else if constexpr (!op_differentiable<typename C::op_type>()) {
+      return true;
+    } else {
+      bool kids = true, any_level = false, any_grad = false;
+      static_for<C::arity>([&](auto k) {
+        using K = child_t<k.value, C>;
+        kids = kids && check<K>();
+        any_level = any_level || has_level<K>();
+        any_grad = any_grad || has_grad_reduction<K>();
+      });
+      constexpr linearity lin = op_linearity<typename C::op_type>();
+      if constexpr (lin == linearity::additive) {
+        return kids;
+      } else if constexpr (lin == linearity::product) {
+        using A = child_t<0, C>;
+        using B = child_t<1, C>;
+        return kids && (!has_grad_reduction<A>() || !has_level<B>()) &&
+               (!has_grad_reduction<B>() || !has_level<A>());
+      } else if constexpr (lin == linearity::quotient) {
+        using A = child_t<0, C>;
+        using B = child_t<1, C>;
+        return kids && (!has_grad_reduction<A>() || !has_level<B>()) &&
+               (!has_grad_reduction<B>() || (!has_level<A>() && !has_level<B>()));
+      } else {
+        return kids && (!any_grad || !any_level);
+      }
+    }
+  }
+  static constexpr bool value = check<E>();
+};
+
+/// The schedule of E for a gradient with respect to W.
+template <class E, class W>
+struct plan {
+  static constexpr std::size_t reductions = props<E>::reductions;
+  static constexpr int levels = props<E>::level;
+  static constexpr std::array<reduction_info, reductions> info = [] {
+    std::array<reduction_info, reductions> a{};
+    if constexpr (reductions > 0) collect<W, E>(a.data(), 0, 0);
+    return a;
+  }();
+  static constexpr bool wants_depth(int d) {
+    for (const auto& r : info) if (r.depth == d && r.wants) return true;
+    return false;
+  }
+  static constexpr int max_depth = [] {
+    int d = -1;
+    for (const auto& r : info) if (r.wants && r.depth > d) d = r.depth;
+    return d;
+  }();
+  static constexpr bool fused = [] {
+    if constexpr (levels == 0) {
+      return false;
+    } else {
+      for (const auto& r : info) if (r.level == levels && r.wants && r.needs_value) return false;
+      return independent<E, levels, W>::value && wants_depth(0);
+    }
+  }();
+  /// Does the backward pass at depth d touch the k-th variable's array gradient?
+  static constexpr bool touches(int d, std::size_t k) {
+    for (const auto& r : info) if (r.depth == d && r.wants && ((r.vars >> k) & 1u)) return true;
+    return false;
+  }
+  /// The first backward pass that writes the k-th variable's gradient (-1: none does).
+  static constexpr int first_touch(std::size_t k) {
+    for (int d = 0; d <= max_depth; ++d) if (touches(d, k)) return d;
+    return -1;
+  }
+  static constexpr bool rejects_empty = [] {
+    for (const auto& r : info) if (r.rejects_empty) return true;
+    return false;
+  }();
+  /// Number of loops over the data one gradient evaluation runs.
+  static constexpr int passes = [] {
+    int p = levels;
+    for (int d = fused ? 1 : 0; d <= max_depth; ++d) p += wants_depth(d) ? 1 : 0;
+    return p;
+  }();
+};
+
+}  // namespace tad::detail

@@ -1,0 +1,80 @@
+#pragma once
+/// `+ - * /` and unary `-` on expressions; a plain number on either side becomes a constant.
+
+#include <tad/core/expression.hpp>
+#include <tad/ops/make.hpp>
+#include <tad/ops/adjoints.hpp>
+
+#include <string_view>
+
+namespace tad {
+
+struct add_op {
+  static constexpr std::string_view name = "+";
+  static constexpr linearity linear = linearity::additive;
+  static constexpr auto forward(auto a, auto b) { return a + b; }
+  static constexpr auto backward(auto dy, auto, auto, auto) { return adjoints{dy, dy}; }
+};
+
+struct sub_op {
+  static constexpr std::string_view name = "-";
+  static constexpr linearity linear = linearity::additive;
+  static constexpr auto forward(auto a, auto b) { return a - b; }
+  static constexpr auto backward(auto dy, auto, auto, auto) { return adjoints{dy, -dy}; }
+};
+
+struct mul_op {
+  static constexpr std::string_view name = "*";
+  static constexpr linearity linear = linearity::product;
+  static constexpr auto forward(auto a, auto b) { return a * b; }
+  static constexpr auto backward(auto dy, auto a, auto b, auto) { return adjoints{dy * b, dy * a}; }
+};
+
+struct div_op {
+  static constexpr std::string_view name = "/";
+  static constexpr linearity linear = linearity::quotient;
+  static constexpr auto forward(auto a, auto b) { return a / b; }
+  static constexpr auto backward(auto dy, auto, auto b, auto y) {
+    auto q = dy / b;
+    return adjoints{q, -(q * y)};
+  }
+};
+
+struct neg_op {
+  static constexpr std::string_view name = "neg";
+  static constexpr linearity linear = linearity::additive;
+  static constexpr auto forward(auto a) { return -a; }
+  static constexpr auto backward(auto dy, auto, auto) { return -dy; }
+};
+
+namespace detail {
+template <class L, class R>
+concept binary_operands = operand<L> && operand<R> && (expression<L> || expression<R>);
+}
+
+template <class L, class R>
+  requires detail::binary_operands<L, R>
+constexpr auto operator+(const L& l, const R& r) noexcept {
+  return detail::make_from<add_op>(l, r);
+}
+template <class L, class R>
+  requires detail::binary_operands<L, R>
+constexpr auto operator-(const L& l, const R& r) noexcept {
+  return detail::make_from<sub_op>(l, r);
+}
+template <class L, class R>
+  requires detail::binary_operands<L, R>
+constexpr auto operator*(const L& l, const R& r) noexcept {
+  return detail::make_from<mul_op>(l, r);
+}
+template <class L, class R>
+  requires detail::binary_operands<L, R>
+constexpr auto operator/(const L& l, const R& r) noexcept {
+  return detail::make_from<div_op>(l, r);
+}
+template <expression E>
+constexpr auto operator-(const E& e) noexcept {
+  return detail::make<neg_op>(e);
+}
+
+}  // namespace tad

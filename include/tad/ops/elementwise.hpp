@@ -1,0 +1,149 @@
+#pragma once
+/// Unary elementwise functions: exp, log, log1p, expm1, sin, cos, tan, tanh, sigmoid, softplus,
+/// sqrt, square, abs, relu, and the piecewise-constant sign, round (half to even), floor, ceil.
+
+#include <tad/core/expression.hpp>
+#include <tad/ops/make.hpp>
+#include <tad/simd/batch.hpp>
+#include <tad/simd/math.hpp>
+
+#include <string_view>
+
+namespace tad {
+
+struct exp_op {
+  static constexpr std::string_view name = "exp";
+  static constexpr auto forward(auto x) { return math::exp(x); }
+  static constexpr auto backward(auto dy, auto, auto y) { return dy * y; }
+};
+struct log_op {
+  static constexpr std::string_view name = "log";
+  static constexpr auto forward(auto x) { return math::log(x); }
+  static constexpr auto backward(auto dy, auto x, auto) { return dy / x; }
+};
+struct log1p_op {
+  static constexpr std::string_view name = "log1p";
+  static constexpr auto forward(auto x) { return math::log1p(x); }
+  static constexpr auto backward(auto dy, auto x, auto) { return dy / (x + decltype(x)(1)); }
+};
+struct expm1_op {
+  static constexpr std::string_view name = "expm1";
+  static constexpr auto forward(auto x) { return math::expm1(x); }
+  static constexpr auto backward(auto dy, auto, auto y) { return dy * (y + decltype(y)(1)); }
+};
+struct sin_op {
+  static constexpr std::string_view name = "sin";
+  static constexpr auto forward(auto x) { return math::sin(x); }
+  static constexpr auto backward(auto dy, auto x, auto) { return dy * math::cos(x); }
+};
+struct cos_op {
+  static constexpr std::string_view name = "cos";
+  static constexpr auto forward(auto x) { return math::cos(x); }
+  static constexpr auto backward(auto dy, auto x, auto) { return -(dy * math::sin(x)); }
+};
+struct tan_op {
+  static constexpr std::string_view name = "tan";
+  static constexpr auto forward(auto x) { return math::tan(x); }
+  static constexpr auto backward(auto dy, auto, auto y) { return dy * (decltype(y)(1) + y * y); }
+};
+struct tanh_op {
+  static constexpr std::string_view name = "tanh";
+  static constexpr auto forward(auto x) { return math::tanh(x); }
+  static constexpr auto backward(auto dy, auto, auto y) { return dy * (decltype(y)(1) - y * y); }
+};
+struct sigmoid_op {
+  static constexpr std::string_view name = "sigmoid";
+  static constexpr auto forward(auto x) { return math::sigmoid(x); }
+  static constexpr auto backward(auto dy, auto, auto y) { return dy * (y * (decltype(y)(1) - y)); }
+};
+struct softplus_op {
+  static constexpr std::string_view name = "softplus";
+  static constexpr auto forward(auto x) { return math::softplus(x); }
+  static constexpr auto backward(auto dy, auto x, auto) { return dy * math::sigmoid(x); }
+};
+struct sqrt_op {
+  static constexpr std::string_view name = "sqrt";
+  static constexpr auto forward(auto x) { return math::sqrt(x); }
+  static constexpr auto backward(auto dy, auto, auto y) { return dy / (y + y); }
+};
+struct square_op {
+  static constexpr std::string_view name = "square";
+  static constexpr auto forward(auto x) { return x * x; }
+  static constexpr auto backward(auto dy, auto x, auto) { return dy * (x + x); }
+};
+/// `abs'(0) = 0` (PyTorch).
+struct abs_op {
+  static constexpr std::string_view name = "abs";
+  static constexpr auto forward(auto x) { return math::abs(x); }
+  static constexpr auto backward(auto dy, auto x, auto) { return dy * math::sign(x); }
+};
+/// `relu(x) = max(x, 0)`, NaN stays NaN; `relu'(0) = 0` (PyTorch).
+struct relu_op {
+  static constexpr std::string_view name = "relu";
+  static constexpr auto forward(auto x) {
+    using V = decltype(x);
+    return simd::select(x < V(0), V(0), x);
+  }
+  static constexpr auto backward(auto dy, auto x, auto) {
+    using V = decltype(x);
+    return simd::select(x > V(0), dy, V(0));
+  }
+};
+
+/// Piecewise-constant ops: their derivative is zero almost everywhere, so no gradient flows
+/// through them (a structural zero, as PyTorch's zero gradient but with no code generated).
+struct sign_op {
+  static constexpr std::string_view name = "sign";
+  static constexpr bool differentiable = false;
+  static constexpr auto forward(auto x) { return math::sign(x); }
+};
+/// Round half to even.
+struct round_op {
+  static constexpr std::string_view name = "round";
+  static constexpr bool differentiable = false;
+  static constexpr auto forward(auto x) { return math::round_even(x); }
+};
+struct floor_op {
+  static constexpr std::string_view name = "floor";
+  static constexpr bool differentiable = false;
+  static constexpr auto forward(auto x) { return math::floor(x); }
+};
+struct ceil_op {
+  static constexpr std::string_view name = "ceil";
+  static constexpr bool differentiable = false;
+  static constexpr auto forward(auto x) { return math::ceil(x); }
+};
+
+namespace detail {
+/// One entry point per unary op: a gated static_assert gives a single readable error.
+template <class Op, class E>
+constexpr auto unary(const E& e) noexcept {
+  if constexpr (!expression<E>) {
+    static_assert(expression<E>, "tad::<op>(e): e must be a tad expression (a variable, a constant "
+                                 "or an expression built from them)");
+  } else {
+    return make<Op>(e);
+  }
+}
+}  // namespace detail
+
+template <class E> constexpr auto exp(const E& e) noexcept { return detail::unary<exp_op>(e); }
+template <class E> constexpr auto log(const E& e) noexcept { return detail::unary<log_op>(e); }
+template <class E> constexpr auto log1p(const E& e) noexcept { return detail::unary<log1p_op>(e); }
+template <class E> constexpr auto expm1(const E& e) noexcept { return detail::unary<expm1_op>(e); }
+template <class E> constexpr auto sin(const E& e) noexcept { return detail::unary<sin_op>(e); }
+template <class E> constexpr auto cos(const E& e) noexcept { return detail::unary<cos_op>(e); }
+template <class E> constexpr auto tan(const E& e) noexcept { return detail::unary<tan_op>(e); }
+template <class E> constexpr auto tanh(const E& e) noexcept { return detail::unary<tanh_op>(e); }
+template <class E> constexpr auto sigmoid(const E& e) noexcept { return detail::unary<sigmoid_op>(e); }
+template <class E> constexpr auto softplus(const E& e) noexcept { return detail::unary<softplus_op>(e); }
+template <class E> constexpr auto sqrt(const E& e) noexcept { return detail::unary<sqrt_op>(e); }
+template <class E> constexpr auto square(const E& e) noexcept { return detail::unary<square_op>(e); }
+template <class E> constexpr auto abs(const E& e) noexcept { return detail::unary<abs_op>(e); }
+template <class E> constexpr auto relu(const E& e) noexcept { return detail::unary<relu_op>(e); }
+template <class E> constexpr auto sign(const E& e) noexcept { return detail::unary<sign_op>(e); }
+template <class E> constexpr auto round(const E& e) noexcept { return detail::unary<round_op>(e); }
+template <class E> constexpr auto floor(const E& e) noexcept { return detail::unary<floor_op>(e); }
+template <class E> constexpr auto ceil(const E& e) noexcept { return detail::unary<ceil_op>(e); }
+
+}  // namespace tad

@@ -1,0 +1,189 @@
+#pragma once
+/// Reductions of an array expression to a scalar: sum, mean, max, min, norm, and the composed
+/// dot, squared_norm, logsumexp (stable) and softmax_cross_entropy.
+///
+/// A reduction op accumulates a two-slot state per SIMD lane and per scalar tail, merges states,
+/// finishes them into a value and an auxiliary number, and gives the elementwise adjoint of its
+/// argument. `needs_value` says whether that adjoint depends on the reduction's own value (if
+/// not, the engine may fuse its forward and backward loops).
+
+#include <tad/core/expression.hpp>
+#include <tad/ops/arithmetic.hpp>
+#include <tad/ops/elementwise.hpp>
+#include <tad/ops/make.hpp>
+#include <tad/simd/batch.hpp>
+#include <tad/simd/math.hpp>
+
+#include <cstddef>
+#include <limits>
+#include <string_view>
+
+namespace tad {
+
+/// Per-lane accumulator of a reduction.
+template <class V>
+struct reduction_state {
+  V a;
+  V b;
+};
+/// A finished reduction: its value and an auxiliary number (e.g. the count of maxima).
+template <class T>
+struct reduction_result {
+  T value;
+  T aux;
+};
+
+namespace detail {
+struct reduction_base {
+  static constexpr bool is_reduction = true;
+};
+template <class V>
+constexpr reduction_state<V> state_of(double a, double b) {
+  return {simd::splat<V>(a), simd::splat<V>(b)};
+}
+}  // namespace detail
+
+struct sum_op : detail::reduction_base {
+  static constexpr std::string_view name = "sum";
+  static constexpr bool needs_value = false;
+  template <class V> static constexpr reduction_state<V> init() { return detail::state_of<V>(0, 0); }
+  template <class V> static constexpr void accumulate(reduction_state<V>& s, const V& v) { s.a = s.a + v; }
+  template <class V> static constexpr void merge(reduction_state<V>& s, const reduction_state<V>& o) { s.a = s.a + o.a; }
+  template <class T> static constexpr reduction_result<T> finish(const reduction_state<T>& s, std::size_t) { return {s.a, T(0)}; }
+  template <class V, class T>
+  static constexpr V backward(const V& dr, const V&, T, T, std::size_t) { return dr; }
+};
+
+/// `mean` of an empty array is NaN.
+struct mean_op : detail::reduction_base {
+  static constexpr std::string_view name = "mean";
+  static constexpr bool needs_value = false;
+  template <class V> static constexpr reduction_state<V> init() { return detail::state_of<V>(0, 0); }
+  template <class V> static constexpr void accumulate(reduction_state<V>& s, const V& v) { s.a = s.a + v; }
+  template <class V> static constexpr void merge(reduction_state<V>& s, const reduction_state<V>& o) { s.a = s.a + o.a; }
+  template <class T> static constexpr reduction_result<T> finish(const reduction_state<T>& s, std::size_t n) {
+    return {s.a / static_cast<T>(n), T(0)};
+  }
+  template <class V, class T>
+  static constexpr V backward(const V& dr, const V&, T, T, std::size_t n) { return dr / simd::splat<V>(n); }
+};
+
+namespace detail {
+/// max (Less = false) or min (Less = true) with the number of elements that attain it, so ties
+/// share the gradient equally. NaN anywhere gives NaN.
+template <bool Less>
+struct extremum_base : reduction_base {
+  static constexpr bool needs_value = true;
+  static constexpr bool rejects_empty = true;
+  template <class V> static constexpr auto better(const V& x, const V& y) { if constexpr (Less) return x < y; else return x > y; }
+  template <class V> static constexpr reduction_state<V> init() {
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    return state_of<V>(Less ? inf : -inf, 0);
+  }
+  template <class V> static constexpr void accumulate(reduction_state<V>& s, const V& v) {
+    merge(s, reduction_state<V>{v, simd::splat<V>(1)});
+  }
+  template <class V> static constexpr void merge(reduction_state<V>& s, const reduction_state<V>& o) {
+    const auto gt = better(o.a, s.a);
+    const auto eq = o.a == s.a;
+    s.b = simd::select(gt, o.b, simd::select(eq, s.b + o.b, s.b));
+    s.a = simd::select(gt | math::isnan(o.a), o.a, s.a);
+  }
+  template <class T> static constexpr reduction_result<T> finish(const reduction_state<T>& s, std::size_t) { return {s.a, s.b}; }
+  template <class V, class T>
+  static constexpr V backward(const V& dr, const V& v, T value, T count, std::size_t) {
+    return simd::select(v == simd::splat<V>(value), dr / simd::splat<V>(count), simd::splat<V>(0));
+  }
+};
+}  // namespace detail
+
+/// `max` of an array; empty arrays are an error (std::domain_error).
+struct max_reduce_op : detail::extremum_base<false> {
+  static constexpr std::string_view name = "max";
+};
+/// `min` of an array; empty arrays are an error (std::domain_error).
+struct min_reduce_op : detail::extremum_base<true> {
+  static constexpr std::string_view name = "min";
+};
+
+/// Euclidean norm; its gradient at the zero vector is zero (PyTorch).
+struct norm_op : detail::reduction_base {
+  static constexpr std::string_view name = "norm";
+  static constexpr bool needs_value = true;
+  template <class V> static constexpr reduction_state<V> init() { return detail::state_of<V>(0, 0); }
+  template <class V> static constexpr void accumulate(reduction_state<V>& s, const V& v) { s.a = s.a + v * v; }
+  template <class V> static constexpr void merge(reduction_state<V>& s, const reduction_state<V>& o) { s.a = s.a + o.a; }
+  template <class T> static constexpr reduction_result<T> finish(const reduction_state<T>& s, std::size_t) {
+    return {math::sqrt(s.a), T(0)};
+  }
+  template <class V, class T>
+  static constexpr V backward(const V& dr, const V& v, T value, T, std::size_t) {
+    const T inv = value == T(0) ? T(0) : T(1) / value;
+    return dr * v * simd::splat<V>(inv);
+  }
+};
+
+namespace detail {
+/// The shift of a stable logsumexp: the maximum, or 0 where the maximum is not finite.
+/// No gradient flows through it (the shift cancels in the derivative).
+struct lse_shift_op : reduction_base {
+  static constexpr std::string_view name = "lse_shift";
+  static constexpr bool differentiable = false;
+  static constexpr bool needs_value = true;
+  template <class V> static constexpr reduction_state<V> init() {
+    return state_of<V>(-std::numeric_limits<double>::infinity(), 0);
+  }
+  template <class V> static constexpr void accumulate(reduction_state<V>& s, const V& v) {
+    s.a = simd::select((v > s.a) | math::isnan(v), v, s.a);
+  }
+  template <class V> static constexpr void merge(reduction_state<V>& s, const reduction_state<V>& o) { accumulate(s, o.a); }
+  template <class T> static constexpr reduction_result<T> finish(const reduction_state<T>& s, std::size_t) {
+    const bool finite = s.a - s.a == T(0);
+    return {finite ? s.a : T(0), T(0)};
+  }
+};
+
+template <class Op, class E>
+constexpr auto reduce(const E& e) noexcept {
+  constexpr bool is_expr = expression<E>;
+  if constexpr (!is_expr) {
+    static_assert(is_expr, "tad::<reduction>(e): e must be a tad expression");
+  } else if constexpr (!props<E>::is_array) {
+    static_assert(props<E>::is_array, "tad::<reduction>(e): e must be an array expression, not a scalar");
+  } else {
+    return make<Op>(e);
+  }
+}
+}  // namespace detail
+
+/// Sum of an array expression (0 for an empty array).
+template <class E> constexpr auto sum(const E& e) noexcept { return detail::reduce<sum_op>(e); }
+/// Mean of an array expression (NaN for an empty array).
+template <class E> constexpr auto mean(const E& e) noexcept { return detail::reduce<mean_op>(e); }
+/// Maximum of an array expression; ties share the gradient equally.
+template <class E> constexpr auto max(const E& e) noexcept { return detail::reduce<max_reduce_op>(e); }
+/// Minimum of an array expression; ties share the gradient equally.
+template <class E> constexpr auto min(const E& e) noexcept { return detail::reduce<min_reduce_op>(e); }
+/// Euclidean norm; gradient zero at the zero vector.
+template <class E> constexpr auto norm(const E& e) noexcept { return detail::reduce<norm_op>(e); }
+/// Sum of squares.
+template <class E> constexpr auto squared_norm(const E& e) noexcept { return sum(square(e)); }
+/// Inner product `sum(a * b)`.
+template <class A, class B> constexpr auto dot(const A& a, const B& b) noexcept { return sum(a * b); }
+
+/// `log(sum(exp(x)))`, computed as `m + log(sum(exp(x - m)))` with m the maximum (0 if not
+/// finite); -inf for an empty array. Three loops: maximum, sum, gradient.
+template <class E>
+constexpr auto logsumexp(const E& e) noexcept {
+  const auto m = detail::reduce<detail::lse_shift_op>(e);
+  return m + log(sum(exp(e - m)));
+}
+
+/// Softmax cross-entropy `-sum(t * log(softmax(z)))` of logits `z` and target probabilities
+/// `t`: `sum(t) * logsumexp(z) - dot(t, z)`.
+template <class Z, class T>
+constexpr auto softmax_cross_entropy(const Z& z, const T& t) noexcept {
+  return sum(t) * logsumexp(z) - dot(t, z);
+}
+
+}  // namespace tad

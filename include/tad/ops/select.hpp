@@ -1,0 +1,142 @@
+#pragma once
+/// Comparisons (non-differentiable masks), mask logic, `where(mask, a, b)` and `clamp`.
+
+#include <tad/core/expression.hpp>
+#include <tad/core/zero.hpp>
+#include <tad/ops/adjoints.hpp>
+#include <tad/ops/make.hpp>
+#include <tad/simd/batch.hpp>
+#include <tad/simd/math.hpp>
+
+#include <string_view>
+
+namespace tad {
+
+namespace detail {
+struct mask_op_base {
+  static constexpr bool differentiable = false;
+  static constexpr bool is_mask = true;
+};
+}  // namespace detail
+
+struct less_op : detail::mask_op_base {
+  static constexpr std::string_view name = "<";
+  static constexpr auto forward(auto a, auto b) { return a < b; }
+};
+struct less_equal_op : detail::mask_op_base {
+  static constexpr std::string_view name = "<=";
+  static constexpr auto forward(auto a, auto b) { return a <= b; }
+};
+struct greater_op : detail::mask_op_base {
+  static constexpr std::string_view name = ">";
+  static constexpr auto forward(auto a, auto b) { return a > b; }
+};
+struct greater_equal_op : detail::mask_op_base {
+  static constexpr std::string_view name = ">=";
+  static constexpr auto forward(auto a, auto b) { return a >= b; }
+};
+struct equal_op : detail::mask_op_base {
+  static constexpr std::string_view name = "==";
+  static constexpr auto forward(auto a, auto b) { return a == b; }
+};
+struct not_equal_op : detail::mask_op_base {
+  static constexpr std::string_view name = "!=";
+  static constexpr auto forward(auto a, auto b) { return a != b; }
+};
+struct and_op : detail::mask_op_base {
+  static constexpr std::string_view name = "&&";
+  static constexpr auto forward(auto a, auto b) {
+    if constexpr (simd::is_batch_bool_v<decltype(a)>) return a & b; else return a && b;
+  }
+};
+struct or_op : detail::mask_op_base {
+  static constexpr std::string_view name = "||";
+  static constexpr auto forward(auto a, auto b) {
+    if constexpr (simd::is_batch_bool_v<decltype(a)>) return a | b; else return a || b;
+  }
+};
+struct not_op : detail::mask_op_base {
+  static constexpr std::string_view name = "!";
+  static constexpr auto forward(auto a) {
+    if constexpr (simd::is_batch_bool_v<decltype(a)>) return ~a; else return !a;
+  }
+};
+
+/// `where(m, a, b)`: `a` where the mask holds, else `b`; the gradient goes to the chosen side.
+struct where_op {
+  static constexpr std::string_view name = "where";
+  static constexpr auto forward(auto m, auto a, auto b) { return simd::select(m, a, b); }
+  static constexpr auto backward(auto dy, auto m, auto, auto, auto) {
+    const auto z = simd::splat<decltype(dy)>(0);
+    return adjoints{zero{}, simd::select(m, dy, z), simd::select(m, z, dy)};
+  }
+};
+
+/// `clamp(x, lo, hi) = min(max(x, lo), hi)`; NaN stays NaN. The gradient passes to x inside
+/// [lo, hi] including the bounds (PyTorch), and to lo (hi) where x is below (above) it.
+struct clamp_op {
+  static constexpr std::string_view name = "clamp";
+  static constexpr auto forward(auto x, auto lo, auto hi) {
+    return simd::select(x < lo, lo, simd::select(x > hi, hi, x));
+  }
+  static constexpr auto backward(auto dy, auto x, auto lo, auto hi, auto) {
+    const auto z = simd::splat<decltype(dy)>(0);
+    return adjoints{simd::select((x < lo) | (x > hi), z, dy), simd::select(x < lo, dy, z),
+                    simd::select(x > hi, dy, z)};
+  }
+};
+
+namespace detail {
+template <class E>
+inline constexpr bool is_mask_expr_v = [] {
+  if constexpr (expression<E>) return props<E>::is_mask; else return false;
+}();
+template <class L, class R>
+concept comparable = operand<L> && operand<R> && (expression<L> || expression<R>) &&
+                     !is_mask_expr_v<L> && !is_mask_expr_v<R>;
+}  // namespace detail
+
+template <class L, class R> requires detail::comparable<L, R>
+constexpr auto operator<(const L& l, const R& r) noexcept { return detail::make_from<less_op>(l, r); }
+template <class L, class R> requires detail::comparable<L, R>
+constexpr auto operator<=(const L& l, const R& r) noexcept { return detail::make_from<less_equal_op>(l, r); }
+template <class L, class R> requires detail::comparable<L, R>
+constexpr auto operator>(const L& l, const R& r) noexcept { return detail::make_from<greater_op>(l, r); }
+template <class L, class R> requires detail::comparable<L, R>
+constexpr auto operator>=(const L& l, const R& r) noexcept { return detail::make_from<greater_equal_op>(l, r); }
+template <class L, class R> requires detail::comparable<L, R>
+constexpr auto operator==(const L& l, const R& r) noexcept { return detail::make_from<equal_op>(l, r); }
+template <class L, class R> requires detail::comparable<L, R>
+constexpr auto operator!=(const L& l, const R& r) noexcept { return detail::make_from<not_equal_op>(l, r); }
+
+template <class L, class R> requires(detail::is_mask_expr_v<L> && detail::is_mask_expr_v<R>)
+constexpr auto operator&&(const L& l, const R& r) noexcept { return detail::make<and_op>(l, r); }
+template <class L, class R> requires(detail::is_mask_expr_v<L> && detail::is_mask_expr_v<R>)
+constexpr auto operator||(const L& l, const R& r) noexcept { return detail::make<or_op>(l, r); }
+template <class M> requires detail::is_mask_expr_v<M>
+constexpr auto operator!(const M& m) noexcept { return detail::make<not_op>(m); }
+
+/// `where(mask, a, b)`; `mask` is a comparison of expressions, `a` and `b` expressions or numbers.
+template <class M, class A, class B>
+constexpr auto where(const M& m, const A& a, const B& b) noexcept {
+  constexpr bool ok = detail::is_mask_expr_v<M> && operand<A> && operand<B>;
+  if constexpr (!ok) {
+    static_assert(ok, "tad::where(mask, a, b): mask must be a comparison of tad expressions and "
+                      "a, b expressions or numbers");
+  } else {
+    return detail::make<where_op>(m, detail::as_expr(a), detail::as_expr(b));
+  }
+}
+
+/// `clamp(x, lo, hi)`: forward clamp of x to [lo, hi].
+template <class X, class L, class H>
+constexpr auto clamp(const X& x, const L& lo, const H& hi) noexcept {
+  constexpr bool ok = expression<X> && operand<L> && operand<H>;
+  if constexpr (!ok) {
+    static_assert(ok, "tad::clamp(x, lo, hi): x must be a tad expression, lo and hi expressions or numbers");
+  } else {
+    return detail::make_from<clamp_op>(x, lo, hi);
+  }
+}
+
+}  // namespace tad

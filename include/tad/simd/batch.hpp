@@ -1,0 +1,133 @@
+#pragma once
+/// The only header that names xsimd: the batch type for the compiled architecture and thin
+/// wrappers (load, store, select, horizontal reductions, elementary functions) over it.
+
+#include <xsimd/xsimd.hpp>
+
+#include <cstddef>
+#include <type_traits>
+
+namespace tad::simd {
+
+/// SIMD batch of `T` for the architecture this translation unit is compiled for.
+template <class T>
+using batch = xsimd::batch<T>;
+
+/// Number of lanes of `batch<T>`.
+template <class T>
+inline constexpr std::size_t width = batch<T>::size;
+
+namespace detail {
+template <class X>
+struct is_batch : std::false_type {};
+template <class T, class A>
+struct is_batch<xsimd::batch<T, A>> : std::true_type {};
+template <class X>
+struct is_batch_bool : std::false_type {};
+template <class T, class A>
+struct is_batch_bool<xsimd::batch_bool<T, A>> : std::true_type {};
+}  // namespace detail
+
+/// True for `xsimd::batch<T, A>`.
+template <class X>
+inline constexpr bool is_batch_v = detail::is_batch<std::remove_cvref_t<X>>::value;
+/// True for `xsimd::batch_bool<T, A>` (the mask type of a batch).
+template <class X>
+inline constexpr bool is_batch_bool_v = detail::is_batch_bool<std::remove_cvref_t<X>>::value;
+
+/// The scalar type of a batch, or the type itself for scalars.
+template <class X>
+struct scalar_of {
+  using type = X;
+};
+template <class T, class A>
+struct scalar_of<xsimd::batch<T, A>> {
+  using type = T;
+};
+template <class X>
+using scalar_of_t = typename scalar_of<std::remove_cvref_t<X>>::type;
+
+/// `V(v)`: broadcast a scalar to a batch, or convert it to a scalar type.
+template <class V, class S>
+constexpr V splat(S s) noexcept {
+  if constexpr (is_batch_v<V>) {
+    return V(static_cast<typename V::value_type>(s));
+  } else {
+    return static_cast<V>(s);
+  }
+}
+
+template <class T>
+inline batch<T> load(const T* p) noexcept {
+  return batch<T>::load_unaligned(p);
+}
+template <class T>
+inline void store(T* p, const batch<T>& v) noexcept {
+  v.store_unaligned(p);
+}
+
+/// Lane-wise select; for scalars `m ? a : b`.
+template <class M, class V>
+constexpr V select(const M& m, const V& a, const V& b) noexcept {
+  if constexpr (is_batch_v<V>) {
+    return xsimd::select(m, a, b);
+  } else {
+    return m ? a : b;
+  }
+}
+
+/// Converts a mask to 1 (true) or 0 (false) in the value type `V`.
+template <class V, class M>
+constexpr V mask_to_value(const M& m) noexcept {
+  return select(m, splat<V>(1), splat<V>(0));
+}
+
+/// Horizontal sum of a batch.
+template <class T, class A>
+inline T hsum(const xsimd::batch<T, A>& v) noexcept {
+  return xsimd::hadd(v);
+}
+
+/// Lanes of a batch as a plain array (for horizontal reductions that xsimd 8.1 lacks).
+template <class T, class A, class F>
+inline T hfold(const xsimd::batch<T, A>& v, F f) noexcept {
+  alignas(xsimd::batch<T, A>::arch_type::alignment()) T lanes[xsimd::batch<T, A>::size];
+  v.store_aligned(lanes);
+  T r = lanes[0];
+  for (std::size_t k = 1; k < xsimd::batch<T, A>::size; ++k) r = f(r, lanes[k]);
+  return r;
+}
+
+// Elementary functions on batches (the scalar versions live in tad/simd/math.hpp).
+template <class B> inline B exp(const B& x) noexcept { return xsimd::exp(x); }
+template <class B> inline B log(const B& x) noexcept { return xsimd::log(x); }
+template <class B> inline B log1p(const B& x) noexcept { return xsimd::log1p(x); }
+template <class B> inline B expm1(const B& x) noexcept { return xsimd::expm1(x); }
+template <class B> inline B sin(const B& x) noexcept { return xsimd::sin(x); }
+template <class B> inline B cos(const B& x) noexcept { return xsimd::cos(x); }
+template <class B> inline B tan(const B& x) noexcept { return xsimd::tan(x); }
+template <class B> inline B tanh(const B& x) noexcept { return xsimd::tanh(x); }
+template <class B> inline B sqrt(const B& x) noexcept { return xsimd::sqrt(x); }
+template <class B> inline B pow(const B& x, const B& y) noexcept { return xsimd::pow(x, y); }
+template <class B> inline B abs(const B& x) noexcept { return xsimd::abs(x); }
+template <class B> inline B floor(const B& x) noexcept { return xsimd::floor(x); }
+template <class B> inline B ceil(const B& x) noexcept { return xsimd::ceil(x); }
+/// Round half to even (the default floating-point rounding mode).
+template <class B> inline B round_even(const B& x) noexcept { return xsimd::nearbyint(x); }
+template <class B> inline auto isnan(const B& x) noexcept { return xsimd::isnan(x); }
+template <class B> inline B fma(const B& x, const B& y, const B& z) noexcept { return xsimd::fma(x, y, z); }
+
+}  // namespace tad::simd
+
+namespace tad::simd {
+/// Loads a V (a batch, or one scalar) from p.
+template <class V, class T>
+inline V load_any(const T* p) noexcept {
+  if constexpr (is_batch_v<V>) return V::load_unaligned(p); else return *p;
+}
+/// Stores a V (a batch, or one scalar) to p.
+template <class T, class V>
+inline void store_any(T* p, const V& v) noexcept {
+  if constexpr (is_batch_v<V>) v.store_unaligned(p); else *p = v;
+}
+}  // namespace tad::simd

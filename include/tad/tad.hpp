@@ -1,0 +1,17 @@
+#pragma once
+/// Umbrella header: all of tad.
+
+#include <tad/config.hpp>
+#include <tad/core/errors.hpp>
+#include <tad/core/expression.hpp>
+#include <tad/core/fixed_string.hpp>
+#include <tad/core/leaves.hpp>
+#include <tad/core/node.hpp>
+#include <tad/core/value_type.hpp>
+#include <tad/core/zero.hpp>
+#include <tad/eval/api.hpp>
+#include <tad/ops/arithmetic.hpp>
+#include <tad/ops/binary.hpp>
+#include <tad/ops/elementwise.hpp>
+#include <tad/ops/reductions.hpp>
+#include <tad/ops/select.hpp>
