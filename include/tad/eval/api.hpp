@@ -72,8 +72,8 @@ void check_binding(const E& e, const X& x, std::size_t n, const char* api) {
   if constexpr (X::is_array) {
     visit_arrays(e, [&](const auto& leaf) {
       using L = std::remove_cvref_t<decltype(leaf)>;
-      if constexpr (L::is_variable && same_name<L::name, X::name>) {
-        if (leaf.data != x.data) {
+      if constexpr (L::is_variable) {
+        if (same_name<L::name, X::name> && leaf.data != x.data) {
           throw std::invalid_argument(std::string(api) + ": variable '" + std::string(X::name.view()) +
                                       "' is bound to other data than in the expression");
         }
