@@ -9,3 +9,13 @@
 #ifndef TAD_UNROLL
 #define TAD_UNROLL 2
 #endif
+
+/// Forces inlining of the per-element code, so that each loop body is one function whose
+/// accumulators and loop invariants live in registers.
+#if defined(__GNUC__) || defined(__clang__)
+#define TAD_INLINE __attribute__((always_inline)) inline
+#define TAD_INLINE_LAMBDA __attribute__((always_inline))
+#else
+#define TAD_INLINE inline
+#define TAD_INLINE_LAMBDA
+#endif

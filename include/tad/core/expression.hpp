@@ -56,6 +56,8 @@ struct props {  // leaves
   static constexpr bool is_reduction = false;
   static constexpr std::size_t reductions = 0;  // number of reduction nodes
   static constexpr int level = 0;               // 1 + level of the argument, for reductions
+  static constexpr bool is_root = false;
+  static constexpr std::size_t roots = 0;
 };
 
 template <class Op, class... C>
@@ -65,6 +67,11 @@ struct props<node<Op, C...>> {
   static constexpr bool is_mask = op_is_mask<Op>();
   static constexpr std::size_t reductions = (props<C>::reductions + ... + 0) + (is_reduction ? 1 : 0);
   static constexpr int level = std::max({0, props<C>::level...}) + (is_reduction ? 1 : 0);
+  /// A loop invariant: a scalar, non-mask subexpression. Inside a loop it is computed once
+  /// before the loop, and its adjoint is summed over the loop and propagated once after it.
+  static constexpr bool is_root = !is_reduction && !is_array && !is_mask;
+  /// Number of maximal loop invariants below an array node (a reduction is opaque).
+  static constexpr std::size_t roots = is_reduction ? 0 : is_root ? 1 : (props<C>::roots + ... + 0);
 };
 
 /// Does the gradient of `E` reach a variable named `Name`? `Through` decides whether it looks

@@ -8,6 +8,7 @@
 /// down, into the sink's variable and reduction accumulators. `Slot` is the index of the first
 /// reduction of `e` in post-order.
 
+#include <tad/config.hpp>
 #include <tad/core/expression.hpp>
 #include <tad/core/zero.hpp>
 #include <tad/ops/adjoints.hpp>
@@ -58,10 +59,22 @@ constexpr std::size_t child_slot() {
   return s;
 }
 
-template <class V, std::size_t Slot, class E, class Ctx>
-constexpr auto forward(const E& e, const Ctx& ctx, std::size_t i) {
+/// Loop invariant slot of the K-th child of a node whose first one is `Root`.
+template <class N, std::size_t K, std::size_t Root>
+constexpr std::size_t child_root() {
+  std::size_t s = Root;
+  static_for<K>([&](auto j) { s += props<child_t<j.value, N>>::roots; });
+  return s;
+}
+
+/// `Loop`: e sits inside an elementwise loop, where loop invariants are read from
+/// `ctx.inv[Root ...]` instead of being computed.
+template <class V, std::size_t Slot, std::size_t Root = 0, bool Loop = false, class E, class Ctx>
+TAD_INLINE constexpr auto forward(const E& e, const Ctx& ctx, std::size_t i) {
   using T = typename Ctx::value_type;
-  if constexpr (is_leaf_v<E>) {
+  if constexpr (Loop && props<E>::is_root) {
+    return vals<V>{simd::splat<V>(ctx.inv[Root])};
+  } else if constexpr (is_leaf_v<E>) {
     if constexpr (E::is_array) {
       if constexpr (simd::is_batch_v<V>) {
         return vals<V>{simd::load(e.data + i)};
@@ -76,43 +89,60 @@ constexpr auto forward(const E& e, const Ctx& ctx, std::size_t i) {
   } else if constexpr (props<E>::is_reduction) {
     return vals<V>{simd::splat<V>(ctx.val[Slot + props<E>::reductions - 1])};
   } else if constexpr (E::arity == 1) {
-    auto a = forward<V, Slot>(e.arg, ctx, i);
+    auto a = forward<V, Slot, Root, Loop>(e.arg, ctx, i);
     auto y = e.op.forward(a.v);
     return vals<decltype(y), decltype(a)>{y, a};
   } else if constexpr (E::arity == 2) {
-    auto a = forward<V, Slot>(e.lhs, ctx, i);
-    auto b = forward<V, child_slot<E, 1, Slot>()>(e.rhs, ctx, i);
+    auto a = forward<V, Slot, Root, Loop>(e.lhs, ctx, i);
+    auto b = forward<V, child_slot<E, 1, Slot>(), child_root<E, 1, Root>(), Loop>(e.rhs, ctx, i);
     auto y = e.op.forward(a.v, b.v);
     return vals<decltype(y), decltype(a), decltype(b)>{y, a, b};
   } else {
-    auto a = forward<V, Slot>(e.a, ctx, i);
-    auto b = forward<V, child_slot<E, 1, Slot>()>(e.b, ctx, i);
-    auto c = forward<V, child_slot<E, 2, Slot>()>(e.c, ctx, i);
+    auto a = forward<V, Slot, Root, Loop>(e.a, ctx, i);
+    auto b = forward<V, child_slot<E, 1, Slot>(), child_root<E, 1, Root>(), Loop>(e.b, ctx, i);
+    auto c = forward<V, child_slot<E, 2, Slot>(), child_root<E, 2, Root>(), Loop>(e.c, ctx, i);
     auto y = e.op.forward(a.v, b.v, c.v);
     return vals<decltype(y), decltype(a), decltype(b), decltype(c)>{y, a, b, c};
   }
 }
 
-template <std::size_t Slot, class E, class VT, class D, class Sink>
-constexpr void backward(const E& e, const VT& t, const D& dy, Sink& sink) {
+/// With a sink that `defers` (inside a loop), a loop invariant's adjoint is summed in the sink
+/// and propagated once after the loop.
+template <std::size_t Slot, std::size_t Root = 0, class E, class VT, class D, class Sink>
+TAD_INLINE constexpr void backward(const E& e, const VT& t, const D& dy, Sink& sink) {
   if constexpr (!Sink::template wants<E>) {
     return;
+  } else if constexpr (Sink::defers && props<E>::is_root) {
+    sink.template add_invariant<Root>(dy);
   } else if constexpr (is_leaf_v<E>) {
     sink.template add_var<E>(dy);
   } else if constexpr (props<E>::is_reduction) {
     sink.template add_reduction<Slot + props<E>::reductions - 1>(dy);
   } else {
-    const auto adj = [&] {
+    const auto adj = [&]() TAD_INLINE_LAMBDA {
       if constexpr (E::arity == 1) return e.op.backward(dy, t.c0.v, t.v);
       else if constexpr (E::arity == 2) return e.op.backward(dy, t.c0.v, t.c1.v, t.v);
       else return e.op.backward(dy, t.c0.v, t.c1.v, t.c2.v, t.v);
     }();
-    static_for<E::arity>([&](auto k) {
+    static_for<E::arity>([&](auto k) TAD_INLINE_LAMBDA {
       constexpr std::size_t K = k.value;
       const auto& dk = adjoint_at<K>(adj);
       if constexpr (!is_zero_v<std::remove_cvref_t<decltype(dk)>>) {
-        backward<child_slot<E, K, Slot>()>(child<K>(e), vchild<K>(t), dk, sink);
+        backward<child_slot<E, K, Slot>(), child_root<E, K, Root>()>(child<K>(e), vchild<K>(t), dk, sink);
       }
+    });
+  }
+}
+
+/// Calls `f.template operator()<Slot, Root>(node)` for every maximal loop invariant of the
+/// array expression e.
+template <std::size_t Slot, std::size_t Root, class E, class F>
+TAD_INLINE constexpr void visit_roots(const E& e, F& f) {
+  if constexpr (props<E>::is_root) {
+    f.template operator()<Slot, Root>(e);
+  } else if constexpr (!is_leaf_v<E> && !props<E>::is_reduction) {
+    static_for<E::arity>([&](auto k) TAD_INLINE_LAMBDA {
+      visit_roots<child_slot<E, k.value, Slot>(), child_root<E, k.value, Root>()>(child<k.value>(e), f);
     });
   }
 }

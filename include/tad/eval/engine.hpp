@@ -17,31 +17,39 @@
 
 namespace tad::detail {
 
-template <class T, std::size_t NR>
+template <class T, std::size_t NR, std::size_t NI>
 struct context {
   using value_type = T;
-  std::array<T, NR> val{};
-  std::array<T, NR> aux{};
-  std::array<T, NR> adj{};
+  std::array<T, NR> val{};  // reduction values
+  std::array<T, NR> aux{};  // reduction auxiliaries (e.g. the count of maxima)
+  std::array<T, NR> adj{};  // reduction adjoints
+  std::array<T, NI> inv{};  // loop invariants of the current loop
   std::size_t n = 0;
 };
 
-/// Adjoint accumulators of one pass: one per variable (array variables: the current element's
-/// sum of contributions; scalar variables: a running sum) and one per reduction.
-template <class V, class W, std::size_t NR>
+/// Adjoint accumulators: one per variable (array variables: the current element's sum of
+/// contributions; scalar variables: a running sum), one per reduction, and (in a loop, where
+/// `Defers`) one per loop invariant.
+template <class V, class W, std::size_t NR, std::size_t NI, bool Defers>
 struct sink {
+  static constexpr bool defers = Defers;
   std::array<V, W::size> var;
   std::array<V, NR> red;
+  std::array<V, Defers ? NI : 0> inv;
   template <class E>
   static constexpr bool wants = W::template reached<E>;
   template <class Leaf, class D>
-  constexpr void add_var(const D& dy) {
+  TAD_INLINE constexpr void add_var(const D& dy) {
     auto& a = var[W::template index<Leaf::name>];
     a = a + dy;
   }
   template <std::size_t S, class D>
-  constexpr void add_reduction(const D& dy) {
+  TAD_INLINE constexpr void add_reduction(const D& dy) {
     red[S] = red[S] + dy;
+  }
+  template <std::size_t R, class D>
+  TAD_INLINE constexpr void add_invariant(const D& dy) {
+    inv[R] = inv[R] + dy;
   }
 };
 
@@ -92,9 +100,11 @@ class engine {
  public:
   using P = plan<E, W>;
   static constexpr std::size_t NR = P::reductions;
+  static constexpr std::size_t NI = P::invariants;
   static constexpr std::size_t NV = W::size;
   static constexpr std::size_t U = TAD_UNROLL;
   using B = simd::batch<T>;
+  using ctx_t = context<T, NR, NI>;
 
   /// outs[k]: where the k-th variable's gradient goes (one T for a scalar variable).
   /// sizes[k]: the length of the k-th variable (its gradient's length).
@@ -152,7 +162,7 @@ class engine {
   template <class V>
   struct acc {
     std::array<reduction_state<V>, NR> fs;
-    sink<V, W, NR> sk;
+    sink<V, W, NR, NI, true> sk;
   };
 
   template <class V>
@@ -162,14 +172,26 @@ class engine {
     visit_reductions<0>(e_, init);
     for (auto& v : a.sk.var) v = simd::splat<V>(0);
     for (auto& v : a.sk.red) v = simd::splat<V>(0);
+    for (auto& v : a.sk.inv) v = simd::splat<V>(0);
     return a;
+  }
+
+  /// Pushes the scalar adjoint dy of the scalar subexpression e (first reduction slot S) into
+  /// the scalar variables' gradients and the reductions' adjoints.
+  template <std::size_t S, class N>
+  constexpr void backward_scalar(const N& e, T dy) {
+    const auto t = forward<T, S>(e, ctx_, 0);
+    sink<T, W, NR, NI, false> s{};
+    backward<S>(e, t, dy, s);
+    static_for<NR>([&](auto r) { ctx_.adj[r.value] += s.red[r.value]; });
+    static_for<NV>([&](auto k) { scalar_grad_[k.value] += s.var[k.value]; });
   }
 
   /// The scalar part above the reductions: its value, and (with final) the gradients of the
   /// scalar variables; the adjoints of the outermost reductions in any case.
   constexpr T top(bool final) {
     auto t = forward<T, 0>(e_, ctx_, 0);
-    sink<T, W, NR> s{};
+    sink<T, W, NR, NI, false> s{};
     backward<0>(e_, t, T(1), s);
     static_for<NR>([&](auto S) {
       if constexpr (P::info[S.value].depth == 0) ctx_.adj[S.value] = s.red[S.value];
@@ -180,40 +202,57 @@ class engine {
     return t.v;
   }
 
+  template <pass_kind K, int A>
+  static constexpr bool forward_in(const reduction_info& r) {
+    return (K == pass_kind::forward || K == pass_kind::fused) && r.level == A;
+  }
+  template <pass_kind K, int A>
+  static constexpr bool backward_in(const reduction_info& r) {
+    if constexpr (K == pass_kind::backward) return r.depth == A && r.wants;
+    else if constexpr (K == pass_kind::fused) return r.depth == 0 && r.wants;
+    else return false;
+  }
+
+  /// Per-loop copies of the engine's state: locals whose address never escapes the loop
+  /// function, so no gradient store can alias them and the compiler keeps them in registers.
+  struct local {
+    E e;
+    ctx_t ctx;
+    std::array<T*, NV + 1> outs;
+    T* out;
+  };
+
   template <pass_kind K, int A, class V>
-  void step(acc<V>& a, std::size_t i) {
+  TAD_INLINE static void step(const local& l, acc<V>& a, std::size_t i) {
     constexpr bool bwd = K == pass_kind::backward || K == pass_kind::fused;
     constexpr int depth = K == pass_kind::fused ? 0 : A;
     if constexpr (K == pass_kind::store) {
-      simd::store_any(out_ + i, forward<V, 0>(e_, ctx_, i).v);
-      return;
+      simd::store_any(l.out + i, forward<V, 0, P::reduction_roots, true>(l.e, l.ctx, i).v);
     } else {
       if constexpr (bwd) {
-        static_for<NV>([&](auto k) {
+        static_for<NV>([&](auto k) TAD_INLINE_LAMBDA {
           if constexpr (is_array_k<k.value>() && P::touches(depth, k.value)) a.sk.var[k.value] = simd::splat<V>(-0.0);
         });
       }
-      auto visit = [&]<std::size_t S>(const auto& r) {
+      auto visit = [&]<std::size_t S>(const auto& r) TAD_INLINE_LAMBDA {
         constexpr reduction_info I = P::info[S];
         using R = std::remove_cvref_t<decltype(r)>;
         using Op = typename R::op_type;
         constexpr std::size_t AS = S + 1 - props<R>::reductions;
-        constexpr bool do_fwd = (K == pass_kind::forward || K == pass_kind::fused) && I.level == A;
-        constexpr bool do_bwd = bwd && I.depth == depth && I.wants;
-        if constexpr (do_fwd || do_bwd) {
-          const auto t = forward<V, AS>(r.arg, ctx_, i);
-          if constexpr (do_fwd) Op::accumulate(a.fs[S], t.v);
-          if constexpr (do_bwd) {
-            const V da = Op::backward(simd::splat<V>(ctx_.adj[S]), t.v, ctx_.val[S], ctx_.aux[S], ctx_.n);
-            backward<AS>(r.arg, t, da, a.sk);
+        if constexpr (forward_in<K, A>(I) || backward_in<K, A>(I)) {
+          const auto t = forward<V, AS, I.root_base, true>(r.arg, l.ctx, i);
+          if constexpr (forward_in<K, A>(I)) Op::accumulate(a.fs[S], t.v);
+          if constexpr (backward_in<K, A>(I)) {
+            const V da = Op::backward(simd::splat<V>(l.ctx.adj[S]), t.v, l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
+            backward<AS, I.root_base>(r.arg, t, da, a.sk);
           }
         }
       };
-      visit_reductions<0>(e_, visit);
+      visit_reductions<0>(l.e, visit);
       if constexpr (bwd) {
-        static_for<NV>([&](auto k) {
+        static_for<NV>([&](auto k) TAD_INLINE_LAMBDA {
           if constexpr (is_array_k<k.value>() && P::touches(depth, k.value)) {
-            T* p = outs_[k.value] + i;
+            T* p = l.outs[k.value] + i;
             if constexpr (P::first_touch(k.value) == depth) {
               simd::store_any(p, a.sk.var[k.value]);
             } else {
@@ -225,30 +264,53 @@ class engine {
     }
   }
 
+  /// Computes the loop invariants of the reductions this loop handles (or of E, to store it).
+  template <pass_kind K, int A>
+  void compute_invariants() {
+    auto eval_root = [&]<std::size_t S, std::size_t R>(const auto& node) {
+      ctx_.inv[R] = forward<T, S>(node, ctx_, 0).v;
+    };
+    if constexpr (K == pass_kind::store) {
+      visit_roots<0, P::reduction_roots>(e_, eval_root);
+    } else {
+      auto per_reduction = [&]<std::size_t S>(const auto& r) {
+        constexpr reduction_info I = P::info[S];
+        if constexpr (forward_in<K, A>(I) || backward_in<K, A>(I)) {
+          visit_roots<S + 1 - props<std::remove_cvref_t<decltype(r)>>::reductions, I.root_base>(r.arg, eval_root);
+        }
+      };
+      visit_reductions<0>(e_, per_reduction);
+    }
+  }
+
   template <pass_kind K, int A>
   void loop() {
     constexpr std::size_t W_ = simd::width<T>;
     const std::size_t n = ctx_.n;
+    compute_invariants<K, A>();
     std::array<acc<B>, U> ab;
     for (auto& a : ab) a = make_acc<B>();
+    local l{e_, ctx_, {}, out_};
+    for (std::size_t k = 0; k < NV; ++k) l.outs[k] = outs_[k];
     std::size_t i = 0;
     if constexpr (U > 1) {
       for (; i + U * W_ <= n; i += U * W_) {
-        static_for<U>([&](auto u) { step<K, A>(ab[u.value], i + u.value * W_); });
+        static_for<U>([&](auto u) TAD_INLINE_LAMBDA { step<K, A>(l, ab[u.value], i + u.value * W_); });
       }
     }
-    for (; i + W_ <= n; i += W_) step<K, A>(ab[0], i);
+    for (; i + W_ <= n; i += W_) step<K, A>(l, ab[0], i);
     acc<T> at = make_acc<T>();
-    for (; i < n; ++i) step<K, A>(at, i);
+    for (; i < n; ++i) step<K, A>(l, at, i);
     if constexpr (K != pass_kind::store) finish<K, A>(ab, at);
   }
 
   template <pass_kind K, int A>
   void finish(std::array<acc<B>, U>& ab, acc<T>& at) {
-    constexpr bool bwd = K == pass_kind::backward || K == pass_kind::fused;
     auto fin = [&]<std::size_t S>(const auto& r) {
-      using Op = typename std::remove_cvref_t<decltype(r)>::op_type;
-      if constexpr ((K == pass_kind::forward || K == pass_kind::fused) && P::info[S].level == A) {
+      using R = std::remove_cvref_t<decltype(r)>;
+      using Op = typename R::op_type;
+      constexpr reduction_info I = P::info[S];
+      if constexpr (forward_in<K, A>(I)) {
         for (std::size_t u = 1; u < U; ++u) Op::merge(ab[0].fs[S], ab[u].fs[S]);
         alignas(64) T la[simd::width<T>];
         alignas(64) T lb[simd::width<T>];
@@ -259,14 +321,25 @@ class engine {
         ctx_.val[S] = res.value;
         ctx_.aux[S] = res.aux;
       }
-      if constexpr (bwd && P::info[S].wants) {
+      if constexpr (backward_in<K, A>(I)) {
+        // Each loop invariant of the argument: its summed adjoint, propagated once.
+        auto push = [&]<std::size_t SS, std::size_t RR>(const auto& node) {
+          if constexpr (W::template reached<std::remove_cvref_t<decltype(node)>>) {
+            B s = ab[0].sk.inv[RR];
+            for (std::size_t u = 1; u < U; ++u) s = s + ab[u].sk.inv[RR];
+            backward_scalar<SS>(node, simd::hsum(s) + at.sk.inv[RR]);
+          }
+        };
+        visit_roots<S + 1 - props<R>::reductions, I.root_base>(r.arg, push);
+      }
+      if constexpr ((K == pass_kind::backward || K == pass_kind::fused) && I.wants) {
         B s = ab[0].sk.red[S];
         for (std::size_t u = 1; u < U; ++u) s = s + ab[u].sk.red[S];
         ctx_.adj[S] += simd::hsum(s) + at.sk.red[S];
       }
     };
     visit_reductions<0>(e_, fin);
-    if constexpr (bwd) {
+    if constexpr (K == pass_kind::backward || K == pass_kind::fused) {
       static_for<NV>([&](auto k) {
         if constexpr (!is_array_k<k.value>()) {
           B s = ab[0].sk.var[k.value];
@@ -281,7 +354,7 @@ class engine {
   T* const* outs_;
   const std::size_t* sizes_;
   T* out_ = nullptr;
-  context<T, NR> ctx_{};
+  ctx_t ctx_{};
   std::array<T, NV> scalar_grad_{};
 };
 

@@ -47,6 +47,8 @@ struct reduction_info {
   bool needs_value = false;  // its elementwise adjoint depends on its own value
   bool rejects_empty = false;
   std::uint64_t vars = 0;    // variables its argument reaches directly (bit k = k-th of wrt)
+  std::size_t roots = 0;     // loop invariants in its argument
+  std::size_t root_base = 0; // slot of the first of them
 };
 
 template <class W, class E>
@@ -68,15 +70,16 @@ constexpr void collect(reduction_info* out, std::size_t slot, int depth) {
       r.needs_value = Op::needs_value;
       if constexpr (requires { Op::rejects_empty; }) r.rejects_empty = Op::rejects_empty;
       r.vars = W::template local_mask<decltype(E::arg)>;
+      r.roots = props<decltype(E::arg)>::roots;
     }
   }
 }
 
 /// Calls `f.template operator()<Slot>(r)` for every reduction node r of e, in post-order.
 template <std::size_t Slot, class E, class F>
-constexpr void visit_reductions(const E& e, F& f) {
+TAD_INLINE constexpr void visit_reductions(const E& e, F& f) {
   if constexpr (!is_leaf_v<E>) {
-    static_for<E::arity>([&](auto k) { visit_reductions<child_slot<E, k.value, Slot>()>(child<k.value>(e), f); });
+    static_for<E::arity>([&](auto k) TAD_INLINE_LAMBDA { visit_reductions<child_slot<E, k.value, Slot>()>(child<k.value>(e), f); });
     if constexpr (props<E>::is_reduction) f.template operator()<Slot + props<E>::reductions - 1>(e);
   }
 }
@@ -141,8 +144,21 @@ struct plan {
   static constexpr std::array<reduction_info, reductions> info = [] {
     std::array<reduction_info, reductions> a{};
     if constexpr (reductions > 0) collect<W, E>(a.data(), 0, 0);
+    std::size_t base = 0;
+    for (auto& r : a) {
+      r.root_base = base;
+      base += r.roots;
+    }
     return a;
   }();
+  /// Loop invariant slots: those of the reductions' arguments, then those of E itself (for
+  /// evaluating an array expression).
+  static constexpr std::size_t reduction_roots = [] {
+    std::size_t n = 0;
+    for (const auto& r : info) n += r.roots;
+    return n;
+  }();
+  static constexpr std::size_t invariants = reduction_roots + (props<E>::is_array ? props<E>::roots : 0);
   static constexpr bool wants_depth(int d) {
     for (const auto& r : info) if (r.depth == d && r.wants) return true;
     return false;

@@ -4,6 +4,7 @@
 #include <tad/core/expression.hpp>
 #include <tad/ops/make.hpp>
 #include <tad/ops/adjoints.hpp>
+#include <tad/simd/batch.hpp>
 
 #include <string_view>
 
@@ -40,6 +41,14 @@ struct div_op {
   }
 };
 
+/// `1 / x`. Dividing an array by a scalar multiplies by this reciprocal, computed once per
+/// evaluation (see doc/decisions.md).
+struct reciprocal_op {
+  static constexpr std::string_view name = "reciprocal";
+  static constexpr auto forward(auto x) { return simd::splat<decltype(x)>(1) / x; }
+  static constexpr auto backward(auto dy, auto, auto y) { return -(dy * y * y); }
+};
+
 struct neg_op {
   static constexpr std::string_view name = "neg";
   static constexpr linearity linear = linearity::additive;
@@ -67,10 +76,18 @@ template <class L, class R>
 constexpr auto operator*(const L& l, const R& r) noexcept {
   return detail::make_from<mul_op>(l, r);
 }
+/// `l / r`; an array divided by a scalar is `l * (1 / r)`: one division per evaluation
+/// instead of one per element (as a hand-written loop does; it may differ in the last bit).
 template <class L, class R>
   requires detail::binary_operands<L, R>
 constexpr auto operator/(const L& l, const R& r) noexcept {
-  return detail::make_from<div_op>(l, r);
+  using LE = detail::as_expr_t<L>;
+  using RE = detail::as_expr_t<R>;
+  if constexpr (detail::props<LE>::is_array && !detail::props<RE>::is_array) {
+    return detail::make<mul_op>(detail::as_expr(l), detail::make<reciprocal_op>(detail::as_expr(r)));
+  } else {
+    return detail::make_from<div_op>(l, r);
+  }
 }
 template <expression E>
 constexpr auto operator-(const E& e) noexcept {

@@ -24,12 +24,12 @@ struct log_op {
 struct log1p_op {
   static constexpr std::string_view name = "log1p";
   static constexpr auto forward(auto x) { return math::log1p(x); }
-  static constexpr auto backward(auto dy, auto x, auto) { return dy / (x + decltype(x)(1)); }
+  static constexpr auto backward(auto dy, auto x, auto) { return dy / (x + simd::splat<decltype(x)>(1)); }
 };
 struct expm1_op {
   static constexpr std::string_view name = "expm1";
   static constexpr auto forward(auto x) { return math::expm1(x); }
-  static constexpr auto backward(auto dy, auto, auto y) { return dy * (y + decltype(y)(1)); }
+  static constexpr auto backward(auto dy, auto, auto y) { return dy * (y + simd::splat<decltype(y)>(1)); }
 };
 struct sin_op {
   static constexpr std::string_view name = "sin";
@@ -44,17 +44,17 @@ struct cos_op {
 struct tan_op {
   static constexpr std::string_view name = "tan";
   static constexpr auto forward(auto x) { return math::tan(x); }
-  static constexpr auto backward(auto dy, auto, auto y) { return dy * (decltype(y)(1) + y * y); }
+  static constexpr auto backward(auto dy, auto, auto y) { return dy * (simd::splat<decltype(y)>(1) + y * y); }
 };
 struct tanh_op {
   static constexpr std::string_view name = "tanh";
   static constexpr auto forward(auto x) { return math::tanh(x); }
-  static constexpr auto backward(auto dy, auto, auto y) { return dy * (decltype(y)(1) - y * y); }
+  static constexpr auto backward(auto dy, auto, auto y) { return dy * (simd::splat<decltype(y)>(1) - y * y); }
 };
 struct sigmoid_op {
   static constexpr std::string_view name = "sigmoid";
   static constexpr auto forward(auto x) { return math::sigmoid(x); }
-  static constexpr auto backward(auto dy, auto, auto y) { return dy * (y * (decltype(y)(1) - y)); }
+  static constexpr auto backward(auto dy, auto, auto y) { return dy * (y * (simd::splat<decltype(y)>(1) - y)); }
 };
 struct softplus_op {
   static constexpr std::string_view name = "softplus";
