@@ -240,4 +240,28 @@ BOOST_AUTO_TEST_CASE(eight_threads_evaluate_one_expression_concurrently) {
   BOOST_TEST(tad_test::close(g0[7], std::exp(xs[7] - mx) / z + 2 * (xs[7] - m), 1e-9));
 }
 
+BOOST_AUTO_TEST_CASE(loop_free_terms_leave_sums_without_changing_values) {
+  // sum(a * x - c + log(a)) is computed as a * sum(x) - n c + n log(a): same value and gradient.
+  std::vector<double> xs{0.5, -1.5, 2.0, 3.0, 0.25};
+  double a = 1.5;
+  auto x = tad::var<"x">(xs);
+  auto s = tad::var<"a">(a);
+  auto e = tad::sum(s * x - 2.0 + tad::log(s));
+  auto [v, gx, ga] = tad::grad(e, x, s);
+  const double sx = 0.5 - 1.5 + 2.0 + 3.0 + 0.25;
+  BOOST_TEST(v == 1.5 * sx - 5 * 2.0 + 5 * std::log(1.5), boost::test_tools::tolerance(1e-14));
+  BOOST_TEST(ga == sx + 5 / 1.5, boost::test_tools::tolerance(1e-14));
+  for (double g : gx) BOOST_TEST(g == 1.5);
+  // The sum of no terms is 0, even of an infinite term (n * inf would be NaN).
+  std::vector<double> empty;
+  double inf = INFINITY;
+  auto e0 = tad::sum(tad::var<"x">(empty) + tad::var<"i">(inf));
+  auto [v0, gi] = tad::grad(e0, tad::var<"i">(inf));
+  BOOST_TEST(v0 == 0.0);
+  BOOST_TEST(gi == 0.0);
+  // mean(x + c) = mean(x) + c; of an empty array NaN.
+  BOOST_TEST(tad::value(tad::mean(x + 1.0)) == sx / 5 + 1.0, boost::test_tools::tolerance(1e-14));
+  BOOST_TEST(std::isnan(tad::value(tad::mean(tad::var<"x">(empty) + 1.0))));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

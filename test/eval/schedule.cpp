@@ -45,6 +45,10 @@ using centered = decltype(tad::sum(tad::square(x - tad::mean(x))));
 static_assert(plan<centered, decltype(x)>::fused);
 static_assert(plan<centered, decltype(x)>::passes == 3);
 
+// The W2 log-likelihood: loop-free terms leave the sum, the rest fuses into one loop.
+using w2 = decltype(tad::sum(-0.5 * tad::square((x - s) / s) - tad::log(s) - 0.9));
+static_assert(plan<w2, decltype(x), decltype(s)>::passes == 1);
+
 // Value only: one loop per level, no backward loop.
 static_assert(plan<lse>::passes == 2);
 static_assert(plan<W1>::passes == 1);

@@ -81,6 +81,8 @@ TAD_INLINE constexpr auto forward(const E& e, const Ctx& ctx, std::size_t i) {
       } else {
         return vals<V>{e.data[i]};
       }
+    } else if constexpr (requires { E::is_length; }) {
+      return vals<V>{simd::splat<V>(static_cast<T>(ctx.n))};
     } else if constexpr (requires { E::num; }) {
       return vals<V>{simd::splat<V>(E::template as<T>())};
     } else {

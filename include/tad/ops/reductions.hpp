@@ -8,6 +8,8 @@
 /// not, the engine may fuse its forward and backward loops).
 
 #include <tad/core/expression.hpp>
+#include <tad/core/zero.hpp>
+#include <tad/ops/adjoints.hpp>
 #include <tad/ops/arithmetic.hpp>
 #include <tad/ops/elementwise.hpp>
 #include <tad/ops/make.hpp>
@@ -17,6 +19,7 @@
 #include <cstddef>
 #include <limits>
 #include <string_view>
+#include <type_traits>
 
 namespace tad {
 
@@ -143,6 +146,67 @@ struct lse_shift_op : reduction_base {
   }
 };
 
+/// The length of the expression's arrays, as a scalar leaf (for pulled-out loop invariants).
+struct length_leaf {
+  using tad_kind = leaf_kind;
+  using value_type = void;
+  static constexpr bool is_array = false;
+  static constexpr bool is_variable = false;
+  static constexpr bool is_length = true;
+};
+
+/// `n * s`, but 0 for n == 0 whatever s is (the sum of no terms).
+struct length_times_op {
+  static constexpr std::string_view name = "length*";
+  static constexpr auto forward(auto n, auto s) {
+    using V = decltype(s);
+    return simd::select(n == simd::splat<V>(0), simd::splat<V>(0), n * s);
+  }
+  static constexpr auto backward(auto dy, auto n, auto, auto) { return adjoints{zero{}, dy * n}; }
+};
+
+/// A scalar term that may leave a sum: no arrays, no reductions, not a mask.
+template <class E>
+inline constexpr bool loop_free_v = !props<E>::is_array && !props<E>::is_mask && props<E>::reductions == 0;
+
+template <class Op, class S>
+constexpr auto pulled_out(const S& s) noexcept {
+  if constexpr (std::is_same_v<Op, sum_op>) return make<length_times_op>(length_leaf{}, s); else return s;
+}
+
+/// sum and mean are linear: loop-free terms and factors leave them (`sum(a * x - c)` is
+/// `a * sum(x) - n * c`), so the loop computes only what depends on the element.
+template <class Op, class E>
+constexpr auto linear_reduce(const E& e) noexcept {
+  if constexpr (is_leaf_v<E>) {
+    return make<Op>(e);
+  } else {
+    using O = typename E::op_type;
+    if constexpr (E::arity == 2 && (std::is_same_v<O, add_op> || std::is_same_v<O, sub_op> ||
+                                    std::is_same_v<O, mul_op>)) {
+      using L = std::remove_cvref_t<decltype(e.lhs)>;
+      using R = std::remove_cvref_t<decltype(e.rhs)>;
+      if constexpr (std::is_same_v<O, mul_op> && props<L>::is_array && loop_free_v<R>) {
+        return make<mul_op>(linear_reduce<Op>(e.lhs), e.rhs);
+      } else if constexpr (std::is_same_v<O, mul_op> && loop_free_v<L> && props<R>::is_array) {
+        return make<mul_op>(e.lhs, linear_reduce<Op>(e.rhs));
+      } else if constexpr (std::is_same_v<O, mul_op>) {
+        return make<Op>(e);
+      } else if constexpr (props<L>::is_array && loop_free_v<R>) {
+        return make<O>(linear_reduce<Op>(e.lhs), pulled_out<Op>(e.rhs));
+      } else if constexpr (loop_free_v<L> && props<R>::is_array) {
+        return make<O>(pulled_out<Op>(e.lhs), linear_reduce<Op>(e.rhs));
+      } else {
+        return make<Op>(e);
+      }
+    } else if constexpr (std::is_same_v<O, neg_op>) {
+      return make<neg_op>(linear_reduce<Op>(e.arg));
+    } else {
+      return make<Op>(e);
+    }
+  }
+}
+
 template <class Op, class E>
 constexpr auto reduce(const E& e) noexcept {
   constexpr bool is_expr = expression<E>;
@@ -150,6 +214,8 @@ constexpr auto reduce(const E& e) noexcept {
     static_assert(is_expr, "tad::<reduction>(e): e must be a tad expression");
   } else if constexpr (!props<E>::is_array) {
     static_assert(props<E>::is_array, "tad::<reduction>(e): e must be an array expression, not a scalar");
+  } else if constexpr (std::is_same_v<Op, sum_op> || std::is_same_v<Op, mean_op>) {
+    return linear_reduce<Op>(e);
   } else {
     return make<Op>(e);
   }
