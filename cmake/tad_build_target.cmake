@@ -1,4 +1,5 @@
-# cmake -DBINARY_DIR=<build> -DTARGET=<target> -DEXPECT=ok|bad [-DCONFIG=<cfg>] -P tad_build_target.cmake
+# cmake -DBINARY_DIR=<build> -DTARGET=<target> -DEXPECT=ok|bad [-DCONFIG=<cfg>] [-DJOBS=<n>]
+#       [-DKEEP_GOING=1 (Ninja only)] -P tad_build_target.cmake
 #
 # Builds one target of an already configured build tree (used by the compile_fail.* and
 # headers tests). EXPECT=ok: the build must succeed. EXPECT=bad: the build must fail; the
@@ -12,6 +13,12 @@ endforeach()
 set(config_args "")
 if(CONFIG)
   set(config_args --config "${CONFIG}")
+endif()
+if(JOBS)
+  list(APPEND config_args --parallel "${JOBS}")
+endif()
+if(KEEP_GOING)
+  list(APPEND config_args -- -k 0)  # report every failing TU
 endif()
 execute_process(
   COMMAND "${CMAKE_COMMAND}" --build "${BINARY_DIR}" --target "${TARGET}" ${config_args}
