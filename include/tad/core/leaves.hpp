@@ -51,8 +51,20 @@ struct scalar_constant {
   using value_type = T;
   static constexpr bool is_array = false;
   static constexpr bool is_variable = false;
-  const T* src = nullptr;
   T val{};
+  constexpr T value() const noexcept { return val; }
+};
+
+/// A runtime scalar that is not differentiated, read from the caller's lvalue at every
+/// evaluation (made by `constant_ref`).
+template <class T>
+struct scalar_constant_ref {
+  using tad_kind = detail::leaf_kind;
+  using value_type = T;
+  static constexpr bool is_array = false;
+  static constexpr bool is_variable = false;
+  const T* src = nullptr;
+  T val{};  // the value frozen for a loop
   constexpr T value() const noexcept { return src ? *src : val; }
 };
 
@@ -129,7 +141,7 @@ template <class X>
 constexpr auto constant(X&& x) noexcept {
   using U = std::remove_cvref_t<X>;
   if constexpr (std::is_arithmetic_v<U>) {
-    return scalar_constant<U>{nullptr, x};
+    return scalar_constant<U>{x};
   } else if constexpr (detail::real_range<U>) {
     static_assert(std::is_lvalue_reference_v<X> || std::ranges::borrowed_range<U>,
                   "tad::constant(r): r is a temporary container; the constant would dangle. "
@@ -151,7 +163,7 @@ constexpr array_constant<T> constant(const T* p, std::size_t n) noexcept {
 /// so a parameter can change between evaluations without rebuilding the expression.
 template <class T>
   requires std::is_arithmetic_v<T>
-constexpr scalar_constant<T> constant_ref(const T& c) noexcept {
+constexpr scalar_constant_ref<T> constant_ref(const T& c) noexcept {
   return {&c, T{}};
 }
 

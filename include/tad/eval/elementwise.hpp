@@ -75,7 +75,13 @@ TAD_INLINE constexpr auto forward(const E& e, const Ctx& ctx, std::size_t i) {
   if constexpr (Loop && props<E>::is_root) {
     return vals<V>{simd::splat<V>(ctx.inv[Root])};
   } else if constexpr (is_leaf_v<E>) {
-    if constexpr (E::is_array) {
+    if constexpr (requires { typename Ctx::wrt; } && E::is_variable && !E::is_array) {
+      if constexpr (Ctx::wrt::template index<E::name> < Ctx::wrt::size) {
+        return vals<V>{simd::splat<V>(ctx.wval[Ctx::wrt::template index<E::name>])};
+      } else {
+        return vals<V>{simd::splat<V>(static_cast<T>(e.value()))};
+      }
+    } else if constexpr (E::is_array) {
       if constexpr (simd::is_batch_v<V>) {
         return vals<V>{simd::load(e.data + i)};
       } else {
@@ -85,8 +91,10 @@ TAD_INLINE constexpr auto forward(const E& e, const Ctx& ctx, std::size_t i) {
       return vals<V>{simd::splat<V>(static_cast<T>(ctx.n))};
     } else if constexpr (requires { E::num; }) {
       return vals<V>{simd::splat<V>(E::template as<T>())};
+    } else if constexpr (Loop) {
+      return vals<V>{simd::splat<V>(static_cast<T>(e.val))};  // frozen before the loop
     } else {
-      return vals<V>{simd::splat<V>(static_cast<T>(e.val))};
+      return vals<V>{simd::splat<V>(static_cast<T>(e.value()))};
     }
   } else if constexpr (props<E>::is_reduction) {
     return vals<V>{simd::splat<V>(ctx.val[Slot + props<E>::reductions - 1])};
@@ -133,6 +141,41 @@ TAD_INLINE constexpr void backward(const E& e, const VT& t, const D& dy, Sink& s
         backward<child_slot<E, K, Slot>(), child_root<E, K, Root>()>(child<K>(e), vchild<K>(t), dk, sink);
       }
     });
+  }
+}
+
+/// The value of e, with the adjoint dy (known beforehand) pushed down. Below sums and
+/// differences, whose backward rule needs no values, each term is evaluated and
+/// differentiated before the next one starts, so only one term's value tree is live at a time.
+template <class E>
+constexpr bool additive_node() {
+  if constexpr (is_leaf_v<E>) return false;
+  else return op_linearity<typename E::op_type>() == linearity::additive;
+}
+
+template <class V, std::size_t Slot, std::size_t Root, bool Loop, class E, class Ctx, class D, class Sink>
+TAD_INLINE constexpr auto forward_backward(const E& e, const Ctx& ctx, std::size_t i, const D& dy, Sink& sink) {
+  if constexpr (!additive_node<E>() || (Loop && props<E>::is_root) || !Sink::template wants<E>) {
+    const auto t = forward<V, Slot, Root, Loop>(e, ctx, i);
+    backward<Slot, Root>(e, t, dy, sink);
+    return t.v;
+  } else if constexpr (E::arity == 1) {
+    const auto da = e.op.backward(dy, dy, dy);  // an additive rule reads no values
+    return e.op.forward(forward_backward<V, Slot, Root, Loop>(e.arg, ctx, i, da, sink));
+  } else {
+    const auto adj = e.op.backward(dy, dy, dy, dy);
+    constexpr std::size_t S1 = child_slot<E, 1, Slot>(), R1 = child_root<E, 1, Root>();
+    const auto a = [&]() TAD_INLINE_LAMBDA {
+      if constexpr (Sink::template wants<std::remove_cvref_t<decltype(e.lhs)>>)
+        return forward_backward<V, Slot, Root, Loop>(e.lhs, ctx, i, adj.a0, sink);
+      else return forward<V, Slot, Root, Loop>(e.lhs, ctx, i).v;
+    }();
+    const auto b = [&]() TAD_INLINE_LAMBDA {
+      if constexpr (Sink::template wants<std::remove_cvref_t<decltype(e.rhs)>>)
+        return forward_backward<V, S1, R1, Loop>(e.rhs, ctx, i, adj.a1, sink);
+      else return forward<V, S1, R1, Loop>(e.rhs, ctx, i).v;
+    }();
+    return e.op.forward(a, b);
   }
 }
 

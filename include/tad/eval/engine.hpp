@@ -14,12 +14,15 @@
 #include <cstddef>
 #include <stdexcept>
 #include <tuple>
+#include <type_traits>
 
 namespace tad::detail {
 
-template <class T, std::size_t NR, std::size_t NI>
+template <class T, std::size_t NR, std::size_t NI, class W>
 struct context {
   using value_type = T;
+  using wrt = W;
+  std::array<T, W::size> wval{};  // values of the scalar variables of W, read once
   std::array<T, NR> val{};  // reduction values
   std::array<T, NR> aux{};  // reduction auxiliaries (e.g. the count of maxima)
   std::array<T, NR> adj{};  // reduction adjoints
@@ -67,6 +70,16 @@ constexpr void freeze(E& e) {
   }
 }
 
+/// Calls f(leaf) for every leaf of e, left to right.
+template <class E, class F>
+TAD_INLINE constexpr void visit_leaves(const E& e, F&& f) {
+  if constexpr (is_leaf_v<E>) {
+    f(e);
+  } else {
+    static_for<E::arity>([&](auto k) TAD_INLINE_LAMBDA { visit_leaves(child<k.value>(e), f); });
+  }
+}
+
 /// Calls f(leaf) for every array leaf of e.
 template <class E, class F>
 constexpr void visit_arrays(const E& e, F&& f) {
@@ -104,14 +117,26 @@ class engine {
   static constexpr std::size_t NV = W::size;
   static constexpr std::size_t U = TAD_UNROLL;
   using B = simd::batch<T>;
-  using ctx_t = context<T, NR, NI>;
+  using ctx_t = context<T, NR, NI, W>;
 
   /// outs[k]: where the k-th variable's gradient goes (one T for a scalar variable).
   /// sizes[k]: the length of the k-th variable (its gradient's length).
   constexpr engine(const E& e, T* const* outs, const std::size_t* sizes, std::size_t n)
       : e_(e), outs_(outs), sizes_(sizes) {
-    freeze(e_);
+    if constexpr (NR > 0) freeze(e_);
     ctx_.n = n;
+    // Each scalar variable is read once, from its first occurrence in e.
+    std::array<bool, NV> seen{};
+    visit_leaves(e_, [&](const auto& leaf) {
+      using L = std::remove_cvref_t<decltype(leaf)>;
+      if constexpr (L::is_variable && !L::is_array) {
+        constexpr std::size_t k = W::template index<L::name>;
+        if constexpr (k < NV) {
+          if (!seen[k]) ctx_.wval[k] = leaf.value();
+          seen[k] = true;
+        }
+      }
+    });
   }
 
   /// Value and gradients: every pass of the plan.
@@ -190,16 +215,15 @@ class engine {
   /// The scalar part above the reductions: its value, and (with final) the gradients of the
   /// scalar variables; the adjoints of the outermost reductions in any case.
   constexpr T top(bool final) {
-    auto t = forward<T, 0>(e_, ctx_, 0);
     sink<T, W, NR, NI, false> s{};
-    backward<0>(e_, t, T(1), s);
+    const T value = forward_backward<T, 0, 0, false>(e_, ctx_, 0, T(1), s);
     static_for<NR>([&](auto S) {
       if constexpr (P::info[S.value].depth == 0) ctx_.adj[S.value] = s.red[S.value];
     });
     if (final) {
       static_for<NV>([&](auto k) { scalar_grad_[k.value] += s.var[k.value]; });
     }
-    return t.v;
+    return value;
   }
 
   template <pass_kind K, int A>
@@ -239,7 +263,12 @@ class engine {
         using R = std::remove_cvref_t<decltype(r)>;
         using Op = typename R::op_type;
         constexpr std::size_t AS = S + 1 - props<R>::reductions;
-        if constexpr (forward_in<K, A>(I) || backward_in<K, A>(I)) {
+        if constexpr (backward_in<K, A>(I) && !Op::needs_value) {
+          // The argument's adjoint is known before its value: differentiate as it is evaluated.
+          const V da = Op::backward(simd::splat<V>(l.ctx.adj[S]), simd::splat<V>(0), l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
+          const V v = forward_backward<V, AS, I.root_base, true>(r.arg, l.ctx, i, da, a.sk);
+          if constexpr (forward_in<K, A>(I)) Op::accumulate(a.fs[S], v);
+        } else if constexpr (forward_in<K, A>(I) || backward_in<K, A>(I)) {
           const auto t = forward<V, AS, I.root_base, true>(r.arg, l.ctx, i);
           if constexpr (forward_in<K, A>(I)) Op::accumulate(a.fs[S], t.v);
           if constexpr (backward_in<K, A>(I)) {
@@ -350,7 +379,8 @@ class engine {
     }
   }
 
-  E e_;
+  // With loops, a frozen copy (see freeze); without, the caller's expression itself.
+  std::conditional_t<(NR > 0), E, const E&> e_;
   T* const* outs_;
   const std::size_t* sizes_;
   T* out_ = nullptr;

@@ -21,7 +21,7 @@ constexpr auto as_expr(const X& x) noexcept {
   if constexpr (expression<X>) {
     return x;
   } else {
-    return scalar_constant<X>{nullptr, x};
+    return scalar_constant<X>{x};
   }
 }
 template <class X>
