@@ -106,7 +106,10 @@ constexpr std::size_t common_length(const E& e) {
   return n;
 }
 
-enum class pass_kind { forward, backward, fused, store };
+/// forward: reductions of one level; backward: the backward pass of one depth; fused: the last
+/// level's forward loop with the first backward pass; scaled: the same with a unit adjoint
+/// (plan::scaled); store: an array expression into a buffer.
+enum class pass_kind { forward, backward, fused, scaled, store };
 
 template <class E, class T, class W>
 class engine {
@@ -147,14 +150,17 @@ class engine {
       if constexpr (P::fused) {
         top(false);
         loop<pass_kind::fused, P::levels>();
+      } else if constexpr (P::scaled) {
+        loop<pass_kind::scaled, P::levels>();
       } else {
         loop<pass_kind::forward, P::levels>();
       }
     }
     const T value = top(true);
+    if constexpr (P::scaled) apply_scale();
     if constexpr (NR > 0) {
       static_for<P::max_depth + 1>([&](auto d) {
-        if constexpr (P::wants_depth(static_cast<int>(d.value)) && !(P::fused && d.value == 0))
+        if constexpr (P::wants_depth(static_cast<int>(d.value)) && !((P::fused || P::scaled) && d.value == 0))
           loop<pass_kind::backward, static_cast<int>(d.value)>();
       });
     }
@@ -228,12 +234,12 @@ class engine {
 
   template <pass_kind K, int A>
   static constexpr bool forward_in(const reduction_info& r) {
-    return (K == pass_kind::forward || K == pass_kind::fused) && r.level == A;
+    return (K == pass_kind::forward || K == pass_kind::fused || K == pass_kind::scaled) && r.level == A;
   }
   template <pass_kind K, int A>
   static constexpr bool backward_in(const reduction_info& r) {
     if constexpr (K == pass_kind::backward) return r.depth == A && r.wants;
-    else if constexpr (K == pass_kind::fused) return r.depth == 0 && r.wants;
+    else if constexpr (K == pass_kind::fused || K == pass_kind::scaled) return r.depth == 0 && r.wants;
     else return false;
   }
 
@@ -248,8 +254,8 @@ class engine {
 
   template <pass_kind K, int A, class V>
   TAD_INLINE static void step(const local& l, acc<V>& a, std::size_t i) {
-    constexpr bool bwd = K == pass_kind::backward || K == pass_kind::fused;
-    constexpr int depth = K == pass_kind::fused ? 0 : A;
+    constexpr bool bwd = K == pass_kind::backward || K == pass_kind::fused || K == pass_kind::scaled;
+    constexpr int depth = K == pass_kind::backward ? A : 0;
     if constexpr (K == pass_kind::store) {
       simd::store_any(l.out + i, forward<V, 0, P::reduction_roots, true>(l.e, l.ctx, i).v);
     } else {
@@ -265,7 +271,8 @@ class engine {
         constexpr std::size_t AS = S + 1 - props<R>::reductions;
         if constexpr (backward_in<K, A>(I) && !Op::needs_value) {
           // The argument's adjoint is known before its value: differentiate as it is evaluated.
-          const V da = Op::backward(simd::splat<V>(l.ctx.adj[S]), simd::splat<V>(0), l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
+          const T seed = K == pass_kind::scaled ? T(1) : l.ctx.adj[S];
+          const V da = Op::backward(simd::splat<V>(seed), simd::splat<V>(0), l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
           const V v = forward_backward<V, AS, I.root_base, true>(r.arg, l.ctx, i, da, a.sk);
           if constexpr (forward_in<K, A>(I)) Op::accumulate(a.fs[S], v);
         } else if constexpr (forward_in<K, A>(I) || backward_in<K, A>(I)) {
@@ -335,6 +342,7 @@ class engine {
 
   template <pass_kind K, int A>
   void finish(std::array<acc<B>, U>& ab, acc<T>& at) {
+    constexpr bool bwd = K == pass_kind::backward || K == pass_kind::fused || K == pass_kind::scaled;
     auto fin = [&]<std::size_t S>(const auto& r) {
       using R = std::remove_cvref_t<decltype(r)>;
       using Op = typename R::op_type;
@@ -356,27 +364,56 @@ class engine {
           if constexpr (W::template reached<std::remove_cvref_t<decltype(node)>>) {
             B s = ab[0].sk.inv[RR];
             for (std::size_t u = 1; u < U; ++u) s = s + ab[u].sk.inv[RR];
-            backward_scalar<SS>(node, simd::hsum(s) + at.sk.inv[RR]);
+            if constexpr (K == pass_kind::scaled) stash_inv_[RR] += simd::hsum(s) + at.sk.inv[RR];
+            else backward_scalar<SS>(node, simd::hsum(s) + at.sk.inv[RR]);
           }
         };
         visit_roots<S + 1 - props<R>::reductions, I.root_base>(r.arg, push);
       }
-      if constexpr ((K == pass_kind::backward || K == pass_kind::fused) && I.wants) {
+      if constexpr (bwd && I.wants) {
         B s = ab[0].sk.red[S];
         for (std::size_t u = 1; u < U; ++u) s = s + ab[u].sk.red[S];
-        ctx_.adj[S] += simd::hsum(s) + at.sk.red[S];
+        (K == pass_kind::scaled ? stash_red_[S] : ctx_.adj[S]) += simd::hsum(s) + at.sk.red[S];
       }
     };
     visit_reductions<0>(e_, fin);
-    if constexpr (K == pass_kind::backward || K == pass_kind::fused) {
+    if constexpr (bwd) {
       static_for<NV>([&](auto k) {
         if constexpr (!is_array_k<k.value>()) {
           B s = ab[0].sk.var[k.value];
           for (std::size_t u = 1; u < U; ++u) s = s + ab[u].sk.var[k.value];
-          scalar_grad_[k.value] += simd::hsum(s) + at.sk.var[k.value];
+          (K == pass_kind::scaled ? stash_var_[k.value] : scalar_grad_[k.value]) += simd::hsum(s) + at.sk.var[k.value];
         }
       });
     }
+  }
+
+  /// After a scaled pass: multiply what it produced with a unit adjoint by the true adjoint.
+  void apply_scale() {
+    constexpr std::size_t S0 = P::scaled_slot;
+    const T a = ctx_.adj[S0];
+    static_for<NV>([&](auto k) {
+      if constexpr (!is_array_k<k.value>()) {
+        scalar_grad_[k.value] += a * stash_var_[k.value];
+      } else if constexpr (P::touches(0, k.value)) {
+        T* g = outs_[k.value];
+        const std::size_t n = ctx_.n;
+        const B va(a);
+        std::size_t i = 0;
+        for (; i + simd::width<T> <= n; i += simd::width<T>) simd::store(g + i, simd::load(g + i) * va);
+        for (; i < n; ++i) g[i] *= a;
+      }
+    });
+    for (std::size_t s = 0; s < NR; ++s) ctx_.adj[s] += a * stash_red_[s];
+    auto roots = [&]<std::size_t S>(const auto& r) {
+      if constexpr (S == S0) {
+        auto push = [&]<std::size_t SS, std::size_t RR>(const auto& node) {
+          if constexpr (W::template reached<std::remove_cvref_t<decltype(node)>>) backward_scalar<SS>(node, a * stash_inv_[RR]);
+        };
+        visit_roots<S + 1 - props<std::remove_cvref_t<decltype(r)>>::reductions, P::info[S].root_base>(r.arg, push);
+      }
+    };
+    visit_reductions<0>(e_, roots);
   }
 
   // With loops, a frozen copy (see freeze); without, the caller's expression itself.
@@ -386,6 +423,10 @@ class engine {
   T* out_ = nullptr;
   ctx_t ctx_{};
   std::array<T, NV> scalar_grad_{};
+  // What a scaled pass produced with a unit adjoint, until the true adjoint is known.
+  std::array<T, NV> stash_var_{};
+  std::array<T, NR> stash_red_{};
+  std::array<T, NI> stash_inv_{};
 };
 
 }  // namespace tad::detail

@@ -176,6 +176,23 @@ struct plan {
       return independent<E, levels, W>::value && wants_depth(0);
     }
   }();
+  /// When the one outermost reduction that needs a gradient is a sum or mean of the last level
+  /// whose adjoint needs its value (`log(sum(exp(x)))`), its forward loop also runs the backward
+  /// pass with a unit adjoint, writing the gradients, and a later loop scales them by the true
+  /// adjoint: no element is recomputed. `scaled_slot` is that reduction.
+  static constexpr std::size_t scaled_slot = [] {
+    std::size_t slot = reductions, count = 0;
+    for (std::size_t s = 0; s < reductions; ++s) {
+      const auto& r = info[s];
+      if (r.depth == 0 && r.wants) {
+        if (r.level != levels || r.needs_value) return reductions;
+        slot = s;
+        ++count;
+      }
+    }
+    return count == 1 ? slot : reductions;
+  }();
+  static constexpr bool scaled = !fused && levels > 0 && scaled_slot < reductions;
   /// Does the backward pass at depth d touch the k-th variable's array gradient?
   static constexpr bool touches(int d, std::size_t k) {
     for (const auto& r : info) if (r.depth == d && r.wants && ((r.vars >> k) & 1u)) return true;
@@ -193,7 +210,10 @@ struct plan {
   /// Number of loops over the data one gradient evaluation runs.
   static constexpr int passes = [] {
     int p = levels;
-    for (int d = fused ? 1 : 0; d <= max_depth; ++d) p += wants_depth(d) ? 1 : 0;
+    for (int d = fused || scaled ? 1 : 0; d <= max_depth; ++d) p += wants_depth(d) ? 1 : 0;
+    if (scaled) {  // the loop that scales the array gradients
+      for (std::size_t k = 0; k < W::size; ++k) if (touches(0, k)) return p + 1;
+    }
     return p;
   }();
 };
