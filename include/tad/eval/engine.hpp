@@ -70,13 +70,52 @@ constexpr void freeze(E& e) {
   }
 }
 
-/// Calls f(leaf) for every leaf of e, left to right.
-template <class E, class F>
+template <class E>
+constexpr std::size_t leaf_count() {
+  if constexpr (is_leaf_v<E>) {
+    return 1;
+  } else {
+    std::size_t n = 0;
+    static_for<E::arity>([&](auto k) { n += leaf_count<child_t<k.value, E>>(); });
+    return n;
+  }
+}
+
+/// Position (left to right, from `base`) of the first leaf of E named Name, or SIZE_MAX.
+template <class E, fixed_string Name>
+constexpr std::size_t first_leaf(std::size_t base) {
+  if constexpr (is_leaf_v<E>) {
+    if constexpr (requires { E::name; }) {
+      if constexpr (same_name<E::name, Name>) return base;
+    }
+    return static_cast<std::size_t>(-1);
+  } else {
+    std::size_t found = static_cast<std::size_t>(-1), b = base;
+    static_for<E::arity>([&](auto k) {
+      using C = child_t<k.value, E>;
+      if (found == static_cast<std::size_t>(-1)) found = first_leaf<C, Name>(b);
+      b += leaf_count<C>();
+    });
+    return found;
+  }
+}
+
+template <class E, std::size_t K, std::size_t I>
+constexpr std::size_t child_leaf_offset() {
+  std::size_t n = I;
+  static_for<K>([&](auto j) { n += leaf_count<child_t<j.value, E>>(); });
+  return n;
+}
+
+/// Calls `f.template operator()<I>(leaf)` for every leaf of e, I its position from the left.
+template <std::size_t I, class E, class F>
 TAD_INLINE constexpr void visit_leaves(const E& e, F&& f) {
   if constexpr (is_leaf_v<E>) {
-    f(e);
+    f.template operator()<I>(e);
   } else {
-    static_for<E::arity>([&](auto k) TAD_INLINE_LAMBDA { visit_leaves(child<k.value>(e), f); });
+    static_for<E::arity>([&](auto k) TAD_INLINE_LAMBDA {
+      visit_leaves<child_leaf_offset<E, k.value, I>()>(child<k.value>(e), f);
+    });
   }
 }
 
@@ -129,15 +168,11 @@ class engine {
     if constexpr (NR > 0) freeze(e_);
     ctx_.n = n;
     // Each scalar variable is read once, from its first occurrence in e.
-    std::array<bool, NV> seen{};
-    visit_leaves(e_, [&](const auto& leaf) {
+    visit_leaves<0>(e_, [&]<std::size_t I>(const auto& leaf) {
       using L = std::remove_cvref_t<decltype(leaf)>;
       if constexpr (L::is_variable && !L::is_array) {
         constexpr std::size_t k = W::template index<L::name>;
-        if constexpr (k < NV) {
-          if (!seen[k]) ctx_.wval[k] = leaf.value();
-          seen[k] = true;
-        }
+        if constexpr (k < NV && I == first_leaf<E, L::name>(0)) ctx_.wval[k] = leaf.value();
       }
     });
   }
