@@ -11,6 +11,7 @@
 #include <tad/config.hpp>
 #include <tad/core/expression.hpp>
 #include <tad/core/zero.hpp>
+#include <tad/detail/static_for.hpp>
 #include <tad/ops/adjoints.hpp>
 #include <tad/simd/batch.hpp>
 
