@@ -10,6 +10,8 @@
 #include <tad/core/value_type.hpp>
 #include <tad/core/zero.hpp>
 #include <tad/eval/api.hpp>
+#include <tad/gradient/modifiers.hpp>
+#include <tad/gradient/schedule.hpp>
 #include <tad/ops/arithmetic.hpp>
 #include <tad/ops/binary.hpp>
 #include <tad/ops/elementwise.hpp>

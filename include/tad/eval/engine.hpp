@@ -129,6 +129,17 @@ constexpr void visit_arrays(const E& e, F&& f) {
   }
 }
 
+/// Ops with parameters checked at evaluation time (clip_gradient's lo <= hi, read through
+/// constant_ref) declare `validate<T>(node)`; the engine calls it on every such node before any
+/// loop, so a bad parameter throws before anything is written.
+template <class T, class E>
+constexpr void validate(const E& e) {
+  if constexpr (!is_leaf_v<E>) {
+    static_for<E::arity>([&](auto k) { validate<T>(child<k.value>(e)); });
+    if constexpr (requires { E::op_type::template validate<T>(e); }) E::op_type::template validate<T>(e);
+  }
+}
+
 /// The common length of the arrays of e; throws shape_error if two differ.
 template <class E>
 constexpr std::size_t common_length(const E& e) {
@@ -166,6 +177,7 @@ class engine {
   constexpr engine(const E& e, T* const* outs, const std::size_t* sizes, std::size_t n)
       : e_(e), outs_(outs), sizes_(sizes) {
     if constexpr (NR > 0) freeze(e_);
+    validate<T>(e_);
     ctx_.n = n;
     // Each scalar variable is read once, from its first occurrence in e.
     visit_leaves<0>(e_, [&]<std::size_t I>(const auto& leaf) {

@@ -40,12 +40,28 @@ struct wrt_list {
   }();
 };
 
+/// Is every backward rule in E linear in the adjoint? An op whose rule is not (clip_gradient)
+/// declares `adjoint_linear = false`; a scaled pass (which runs the rules with a unit adjoint
+/// and scales afterwards) is then not used for a reduction whose argument contains it.
+template <class E>
+constexpr bool adjoint_linear() {
+  if constexpr (is_leaf_v<E>) {
+    return true;
+  } else {
+    bool r = true;
+    if constexpr (requires { E::op_type::adjoint_linear; }) r = E::op_type::adjoint_linear;
+    static_for<E::arity>([&](auto k) { r = r && adjoint_linear<child_t<k.value, E>>(); });
+    return r;
+  }
+}
+
 struct reduction_info {
   int level = 0;
   int depth = 0;
   bool wants = false;        // a gradient must flow through it
   bool needs_value = false;  // its elementwise adjoint depends on its own value
   bool rejects_empty = false;
+  bool adjoint_linear = true;  // every rule in its argument is linear in the adjoint
   std::uint64_t vars = 0;    // variables its argument reaches directly (bit k = k-th of wrt)
   std::size_t roots = 0;     // loop invariants in its argument
   std::size_t root_base = 0; // slot of the first of them
@@ -69,6 +85,7 @@ constexpr void collect(reduction_info* out, std::size_t slot, int depth) {
       r.wants = W::template reached<E>;
       r.needs_value = Op::needs_value;
       if constexpr (requires { Op::rejects_empty; }) r.rejects_empty = Op::rejects_empty;
+      r.adjoint_linear = adjoint_linear<decltype(E::arg)>();
       r.vars = W::template local_mask<decltype(E::arg)>;
       r.roots = props<decltype(E::arg)>::roots;
     }
@@ -185,7 +202,7 @@ struct plan {
     for (std::size_t s = 0; s < reductions; ++s) {
       const auto& r = info[s];
       if (r.depth == 0 && r.wants) {
-        if (r.level != levels || r.needs_value) return reductions;
+        if (r.level != levels || r.needs_value || !r.adjoint_linear) return reductions;
         slot = s;
         ++count;
       }

@@ -1,0 +1,181 @@
+#pragma once
+/// Gradient modifiers: stop_gradient, scale_gradient, reverse_gradient, clip_gradient and
+/// straight_through. Each is an op whose forward is (a pass-through of) its first input and whose
+/// backward differs from the derivative of that forward (doc/gradient-surgery.md).
+
+#include <tad/core/expression.hpp>
+#include <tad/core/leaves.hpp>
+#include <tad/core/zero.hpp>
+#include <tad/ops/adjoints.hpp>
+#include <tad/ops/make.hpp>
+#include <tad/simd/batch.hpp>
+
+#include <stdexcept>
+#include <string_view>
+#include <type_traits>
+
+namespace tad {
+
+namespace detail {
+template <class P>
+inline constexpr bool is_parameter_leaf_v = false;
+template <class T>
+inline constexpr bool is_parameter_leaf_v<scalar_constant<T>> = true;
+template <class T>
+inline constexpr bool is_parameter_leaf_v<scalar_constant_ref<T>> = true;
+template <long long N, long long D>
+inline constexpr bool is_parameter_leaf_v<literal<N, D>> = true;
+
+template <class P>
+inline constexpr bool is_constant_ref_v = false;
+template <class T>
+inline constexpr bool is_constant_ref_v<scalar_constant_ref<T>> = true;
+
+template <class P>
+inline constexpr bool is_literal_v = false;
+template <long long N, long long D>
+inline constexpr bool is_literal_v<literal<N, D>> = true;
+
+/// The current value of a parameter leaf in T.
+template <class T, class L>
+constexpr T parameter_value(const L& l) noexcept {
+  if constexpr (is_literal_v<L>) return L::template as<T>(); else return static_cast<T>(l.value());
+}
+}  // namespace detail
+
+/// A modifier's parameter: a number, `tad::constant_ref(x)` or `tad::lit<N, D>`.
+template <class P>
+concept gradient_parameter = std::is_arithmetic_v<std::remove_cvref_t<P>> ||
+                             detail::is_parameter_leaf_v<std::remove_cvref_t<P>>;
+
+/// Identity forward; no gradient flows through (a structural zero).
+struct stop_gradient_op {
+  static constexpr std::string_view name = "stop_gradient";
+  static constexpr bool differentiable = false;
+  static constexpr auto forward(auto x) { return x; }
+};
+template <class E>
+using stop_gradient_t = node<stop_gradient_op, E>;
+
+/// Forward e; backward `k * dy`. Linear in dy and never reading e's value; to the schedule it
+/// behaves as `e * k` (the adjoint of e depends on k only), hence `product`.
+struct scale_gradient_op {
+  static constexpr std::string_view name = "scale_gradient";
+  static constexpr linearity linear = linearity::product;
+  static constexpr auto forward(auto x, auto) { return x; }
+  static constexpr auto backward(auto dy, auto, auto k, auto) { return adjoints{dy * k, zero{}}; }
+};
+
+/// Forward e; backward `-lambda * dy` (a gradient reversal layer).
+struct reverse_gradient_op {
+  static constexpr std::string_view name = "reverse_gradient";
+  static constexpr linearity linear = linearity::product;
+  static constexpr auto forward(auto x, auto) { return x; }
+  static constexpr auto backward(auto dy, auto, auto l, auto) { return adjoints{-(dy * l), zero{}}; }
+};
+
+/// Forward e; backward dy clipped to [lo, hi], NaN staying NaN. Not linear in dy, so the
+/// engine never runs it with a provisional unit adjoint (`adjoint_linear`, eval/plan.hpp).
+struct clip_gradient_op {
+  static constexpr std::string_view name = "clip_gradient";
+  static constexpr bool adjoint_linear = false;
+  static constexpr auto forward(auto x, auto, auto) { return x; }
+  static constexpr auto backward(auto dy, auto, auto lo, auto hi, auto) {
+    return adjoints{simd::select(dy < lo, lo, simd::select(dy > hi, hi, dy)), zero{}, zero{}};
+  }
+  /// Called by the engine before any loop: bounds read at evaluation time (constant_ref).
+  template <class T, class N>
+  static constexpr void validate(const N& n) {
+    if (!(detail::parameter_value<T>(n.b) <= detail::parameter_value<T>(n.c)))
+      throw std::invalid_argument("tad::clip_gradient(e, lo, hi): lo must not exceed hi, and neither may be NaN");
+  }
+};
+
+/// Forward f; backward: the whole adjoint goes to b, none to f.
+struct straight_through_op {
+  static constexpr std::string_view name = "straight_through";
+  static constexpr auto forward(auto f, auto) { return f; }
+  static constexpr auto backward(auto dy, auto, auto, auto) { return adjoints{zero{}, dy}; }
+};
+
+namespace detail {
+/// The gradient of straight_through(f, b) reaches only what b reaches.
+template <class F, class B, fixed_string Name, bool Through>
+struct reaches<node<straight_through_op, F, B>, Name, Through> {
+  static constexpr bool value = reaches<B, Name, Through>::value;
+};
+
+template <class Op, class E, class... P>
+constexpr auto modifier(const E& e, const P&... p) noexcept {
+  return make<Op>(e, as_expr(p)...);
+}
+}  // namespace detail
+
+/// `stop_gradient(e)`: the value of e; no gradient flows into e.
+template <class E>
+constexpr auto stop_gradient(const E& e) noexcept {
+  if constexpr (!expression<E>) {
+    static_assert(expression<E>, "tad::stop_gradient(e): e must be a tad expression");
+  } else {
+    return stop_gradient_t<E>{e};
+  }
+}
+
+/// `scale_gradient(e, k)`: the value of e; its gradient is multiplied by k.
+template <class E, class K>
+constexpr auto scale_gradient(const E& e, const K& k) noexcept {
+  constexpr bool ok = expression<E> && gradient_parameter<K>;
+  if constexpr (!ok) {
+    static_assert(ok, "tad::scale_gradient(e, k): e must be a tad expression and k a number, "
+                      "tad::constant_ref or tad::lit");
+  } else {
+    return detail::modifier<scale_gradient_op>(e, k);
+  }
+}
+
+/// `reverse_gradient(e, lambda)`: the value of e; its gradient is multiplied by -lambda.
+template <class E, class L>
+constexpr auto reverse_gradient(const E& e, const L& lambda) noexcept {
+  constexpr bool ok = expression<E> && gradient_parameter<L>;
+  if constexpr (!ok) {
+    static_assert(ok, "tad::reverse_gradient(e, lambda): e must be a tad expression and lambda a "
+                      "number, tad::constant_ref or tad::lit");
+  } else {
+    return detail::modifier<reverse_gradient_op>(e, lambda);
+  }
+}
+
+/// `clip_gradient(e, lo, hi)`: the value of e; its gradient is clipped to [lo, hi]. Throws
+/// std::invalid_argument when lo > hi (here for numbers, at evaluation for constant_ref).
+template <class E, class L, class H>
+constexpr auto clip_gradient(const E& e, const L& lo, const H& hi) {
+  constexpr bool ok = expression<E> && gradient_parameter<L> && gradient_parameter<H>;
+  if constexpr (!ok) {
+    static_assert(ok, "tad::clip_gradient(e, lo, hi): e must be a tad expression and lo, hi "
+                      "numbers, tad::constant_ref or tad::lit");
+  } else {
+    constexpr bool literals = detail::is_literal_v<L> && detail::is_literal_v<H>;
+    if constexpr (literals) {
+      static_assert(!literals || L::template as<long double>() <= H::template as<long double>(),
+                    "tad::clip_gradient(e, lo, hi): lo must not exceed hi");
+    }
+    auto n = detail::modifier<clip_gradient_op>(e, lo, hi);
+    if constexpr (!literals && !detail::is_constant_ref_v<L> && !detail::is_constant_ref_v<H>) {
+      clip_gradient_op::validate<long double>(n);  // bounds known now: fail at construction
+    }
+    return n;
+  }
+}
+
+/// `straight_through(f, b)`: the value of f, the gradient of b (f gets none).
+template <class F, class B>
+constexpr auto straight_through(const F& f, const B& b) noexcept {
+  constexpr bool ok = expression<F> && expression<B>;
+  if constexpr (!ok) {
+    static_assert(ok, "tad::straight_through(f, b): f and b must be tad expressions");
+  } else {
+    return detail::make<straight_through_op>(f, b);
+  }
+}
+
+}  // namespace tad
