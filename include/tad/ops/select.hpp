@@ -39,9 +39,13 @@ struct equal_op : detail::mask_op_base {
   static constexpr std::string_view name = "==";
   static constexpr auto forward(auto a, auto b) { return a == b; }
 };
+/// Unordered: true when either side is NaN, as `!=` on scalars (xsimd 8.1's batch `!=` is
+/// ordered, false for NaN, so batches negate `==`).
 struct not_equal_op : detail::mask_op_base {
   static constexpr std::string_view name = "!=";
-  static constexpr auto forward(auto a, auto b) { return a != b; }
+  static constexpr auto forward(auto a, auto b) {
+    if constexpr (simd::is_batch_v<decltype(a)>) return ~(a == b); else return a != b;
+  }
 };
 struct and_op : detail::mask_op_base {
   static constexpr std::string_view name = "&&";
