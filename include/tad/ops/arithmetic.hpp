@@ -49,6 +49,15 @@ struct reciprocal_op {
   static constexpr auto backward(auto dy, auto, auto y) { return -(dy * y * y); }
 };
 
+/// `identity(e)`: the value of e, gradient dy. An op of its own so that a gradient can be
+/// overridden on it (TensorFlow's `tf.identity` under `gradient_override_map`).
+struct identity_op {
+  static constexpr std::string_view name = "identity";
+  static constexpr linearity linear = linearity::additive;
+  static constexpr auto forward(auto a) { return a; }
+  static constexpr auto backward(auto dy, auto, auto) { return dy; }
+};
+
 struct neg_op {
   static constexpr std::string_view name = "neg";
   static constexpr linearity linear = linearity::additive;
@@ -87,6 +96,15 @@ constexpr auto operator/(const L& l, const R& r) noexcept {
     return detail::make<mul_op>(detail::as_expr(l), detail::make<reciprocal_op>(detail::as_expr(r)));
   } else {
     return detail::make_from<div_op>(l, r);
+  }
+}
+/// `identity(e)`: the value of e as a node of its own (see identity_op).
+template <class E>
+constexpr auto identity(const E& e) noexcept {
+  if constexpr (!expression<E>) {
+    static_assert(expression<E>, "tad::identity(e): e must be a tad expression");
+  } else {
+    return detail::make<identity_op>(e);
   }
 }
 template <expression E>
