@@ -2,9 +2,38 @@
 // (doc/gradient-surgery.md). Checks its own numbers; returns 1 if one is wrong.
 #include <tad/tad.hpp>
 
+#include <boost/hana/map.hpp>
+#include <boost/hana/pair.hpp>
+#include <boost/hana/type.hpp>
+
 #include <cmath>
 #include <cstdio>
+#include <string_view>
+#include <tuple>
 #include <vector>
+
+// [new primitive]
+// log(1 + e^x) without overflow for large x, with its own derivative: a new op, defined once.
+// forward and backward are written once for scalars and SIMD batches (tad::math dispatches).
+struct log1pexp_op {
+  static constexpr std::string_view name = "log1pexp";
+  static constexpr auto forward(auto x) {
+    using V = decltype(x);
+    return tad::math::max(x, V(0)) + tad::math::log1p(tad::math::exp(-tad::math::abs(x)));
+  }
+  static constexpr auto backward(auto dy, auto x, auto /*y*/) { return dy * tad::math::sigmoid(x); }
+};
+template <class X>
+constexpr auto log1pexp(const X& x) {
+  return tad::apply<log1pexp_op>(x);  // a node like tad::exp(x)
+}
+// Checked at compile time: the derivative at 0 is sigmoid(0) = 1/2.
+static_assert([] {
+  double x0 = 0.0;
+  auto x = tad::var<"x">(x0);
+  return std::get<1>(tad::grad(log1pexp(x), x));
+}() == 0.5);
+// [new primitive]
 
 namespace {
 int failures = 0;
@@ -90,6 +119,94 @@ int main() {
     check("reversal_strength(0.25)", tad::reversal_strength(0.25), 0.848283639957513);
     check("reversal_strength(0.5)", tad::reversal_strength(0.5), 0.986614298151430);
     check("reversal_strength(1)", tad::reversal_strength(1.0), 0.999909204262595);
+  }
+  {
+    // [custom_gradient]
+    // The identity whose backward is 5 * dy, and the identity whose backward clips dy.
+    auto times5 = tad::custom_gradient([](auto x) { return x; },                         // forward
+                                       [](auto dy, auto /*x*/, auto /*y*/) { return 5 * dy; });  // backward
+    auto clip_dy = tad::custom_gradient([](auto x) { return x; }, [](auto dy, auto, auto) {
+      using D = decltype(dy);  // a number, or a SIMD batch inside array loops
+      return tad::simd::select(dy < D(-0.1), D(-0.1), tad::simd::select(dy > D(0.1), D(0.1), dy));
+    });
+    double xv = 3.0;
+    auto x = tad::var<"x">(xv);
+    auto [v, g] = tad::grad(times5(x), x);   // v == 3, g == 5
+    auto [v1, g1] = tad::grad(clip_dy(x), x);  // v1 == 3, g1 == 0.1
+    // [custom_gradient]
+    check("custom_gradient 5 * dy: value", v, 3.0);
+    check("custom_gradient 5 * dy: gradient", g, 5.0);
+    check("custom_gradient clip(dy): value", v1, 3.0);
+    check("custom_gradient clip(dy): gradient", g1, 0.1);
+  }
+  {
+    // [custom_gradient inputs]
+    // Several inputs: one adjoint each, tad::zero for an input that gets none. The rule reads
+    // the inputs a, b and the output y.
+    auto scaled_product = tad::custom_gradient(
+        [](auto a, auto b) { return a * b; },
+        [](auto dy, auto /*a*/, auto b, auto /*y*/) { return tad::adjoints{dy * b, tad::zero{}}; });
+    std::vector<double> av{1, 2, 3}, bv{4, 5, 6};
+    auto a = tad::var<"a">(av);
+    auto b = tad::var<"b">(bv);
+    auto loss = tad::sum(scaled_product(a, b));
+    static_assert(tad::gradient_is_zero_v<decltype(loss), decltype(b)>);  // no code for b
+    auto [v, ga, gb] = tad::grad(loss, a, b);  // v == 32, ga == b, gb == {0, 0, 0}
+    // [custom_gradient inputs]
+    check("custom_gradient a * b: value", v, 32.0);
+    check("custom_gradient a * b: d/da[1]", ga[1], 5.0);
+    check("custom_gradient a * b: d/db[1]", gb[1], 0.0);
+  }
+  {
+    // [override_gradients]
+    namespace hana = boost::hana;
+    // gradient_override_map({"Identity": ...}) as a Hana map from op type to backward rule.
+    auto times5 = hana::make_map(hana::make_pair(hana::type_c<tad::identity_op>,
+                                                 [](auto dy, auto /*x*/, auto /*y*/) { return 5 * dy; }));
+    auto clip_dy = hana::make_map(hana::make_pair(hana::type_c<tad::identity_op>, [](auto dy, auto, auto) {
+      using D = decltype(dy);
+      return tad::simd::select(dy < D(-0.1), D(-0.1), tad::simd::select(dy > D(0.1), D(0.1), dy));
+    }));
+    double xv = 3.0;
+    auto x = tad::var<"x">(xv);
+    auto [v, g] = tad::grad(tad::override_gradients(tad::identity(x), times5), x);    // v == 3, g == 5
+    auto [v1, g1] = tad::grad(tad::override_gradients(tad::identity(x), clip_dy), x);  // g1 == 0.1
+    auto [v2, g2] = tad::grad(tad::identity(x), x);                                    // g2 == 1
+    // Only inside the scope: the identity outside keeps its gradient 1.
+    auto [v3, g3] = tad::grad(tad::override_gradients(tad::identity(x), times5) + tad::identity(x), x);  // g3 == 6
+    // [override_gradients]
+    check("override identity 5 * dy: value", v, 3.0);
+    check("override identity 5 * dy: gradient", g, 5.0);
+    check("override identity clip(dy): value", v1, 3.0);
+    check("override identity clip(dy): gradient", g1, 0.1);
+    check("identity without override: gradient", g2, 1.0);
+    check("override scope: value", v3, 6.0);
+    check("override scope: gradient 5 + 1", g3, 6.0);
+  }
+  {
+    // [new primitive use]
+    std::vector<double> xs{-800, 0, 800};  // log(1 + e^800) overflows when written naively
+    auto x = tad::var<"x">(xs);
+    auto [v, g] = tad::grad(tad::sum(log1pexp(x)), x);  // v == log 2 + 800, g == {0, 0.5, 1}
+    // [new primitive use]
+    check("log1pexp: value", v, std::log(2.0) + 800);
+    check("log1pexp: gradient at -800", g[0], 0.0);
+    check("log1pexp: gradient at 0", g[1], 0.5);
+    check("log1pexp: gradient at 800", g[2], 1.0);
+  }
+  {
+    // [strip_gradient_modifiers]
+    double xv = 3.0;
+    auto x = tad::var<"x">(xv);
+    auto modified = tad::clip_gradient(x * x, -0.1, 0.1) + tad::stop_gradient(x * x);
+    auto [v, g] = tad::grad(modified, x);                                  // g == 2x * 0.1 == 0.6
+    auto [vt, gt] = tad::grad(tad::strip_gradient_modifiers(modified), x);  // gt == 2x + 2x == 12
+    auto [vs, gs] = tad::grad(tad::strip_gradient_modifiers(modified, tad::keep_stop_gradient), x);  // gs == 6
+    // [strip_gradient_modifiers]
+    check("modified: gradient", g, 0.6);
+    check("stripped: value", vt, 18.0);
+    check("stripped: gradient", gt, 12.0);
+    check("stripped, stops kept: gradient", gs, 6.0);
   }
   std::printf("%s\n", failures ? "FAILED" : "all checks passed");
   return failures ? 1 : 0;
