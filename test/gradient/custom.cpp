@@ -50,6 +50,7 @@ struct log1pexp_op {
   }
   static constexpr auto backward(auto dy, auto x, auto) { return dy * tad::math::sigmoid(x); }
 };
+static_assert(log1pexp_op::name == "log1pexp");
 template <class X>
 constexpr auto log1pexp_p(const X& x) {
   return tad::apply<log1pexp_op>(x);
