@@ -1,6 +1,10 @@
 #pragma once
 /// Umbrella header: all of tad.
 
+#include <tad/check/gradcheck.hpp>
+#include <tad/check/print.hpp>
+#include <tad/check/static_check.hpp>
+#include <tad/check/traits.hpp>
 #include <tad/config.hpp>
 #include <tad/core/errors.hpp>
 #include <tad/core/expression.hpp>
