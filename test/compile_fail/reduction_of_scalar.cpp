@@ -1,5 +1,5 @@
 // A reduction needs an array expression.
-// TAD_EXPECT: tad::<reduction>\(e\): e must be an array expression, not a scalar
+// TAD_EXPECT: tad::sum\(e\): e must be an array expression, not a scalar
 #include <tad/tad.hpp>
 
 #include <vector>

@@ -24,7 +24,32 @@ enum class linearity {
   quotient,  ///< `a / b`
 };
 
+/// What a builder returns after its static_assert has reported a misuse: an expression that
+/// every later builder and entry point passes on silently, so one mistake gives one error
+/// instead of a cascade (doc/compile-time-checks.md). In namespace tad so that the operators
+/// on expressions accept it.
+struct invalid_expression {
+  using tad_kind = detail::leaf_kind;
+  using value_type = void;
+  static constexpr bool is_array = false;
+  static constexpr bool is_variable = false;
+  static constexpr bool is_invalid = true;
+};
+
 namespace detail {
+
+using tad::invalid_expression;
+template <class E>
+struct poisoned_one {
+  static constexpr bool value = std::is_same_v<E, invalid_expression>;
+};
+template <class Op, class... C>
+struct poisoned_one<node<Op, C...>> {
+  static constexpr bool value = (poisoned_one<C>::value || ...);
+};
+/// True when one of E... is, or contains, the result of an earlier, already reported misuse.
+template <class... E>
+inline constexpr bool poisoned_v = (poisoned_one<std::remove_cvref_t<E>>::value || ...);
 
 template <class E>
 inline constexpr bool is_leaf_v = std::is_same_v<typename E::tad_kind, leaf_kind>;

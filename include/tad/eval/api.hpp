@@ -29,21 +29,36 @@ struct wrt_target {
 
 /// `wrt(x, buffer)`: write the gradient of array variable x into `buffer` (same length as x);
 /// `wrt(s, out)`: write the gradient of scalar variable s into `out`.
-template <variable X, class Buf>
+template <class X, class Buf>
 constexpr auto wrt(const X& x, Buf&& buf) {
-  using T = typename X::value_type;
-  if constexpr (X::is_array) {
-    static_assert(std::ranges::contiguous_range<Buf> &&
-                      std::is_same_v<std::ranges::range_value_t<Buf>, T>,
-                  "tad::wrt(x, buffer): the gradient buffer of an array variable must be contiguous "
-                  "storage of its element type");
-    return wrt_target<X, T>{x, std::ranges::data(buf), std::ranges::size(buf)};
+  using invalid = wrt_target<detail::invalid_expression, double>;
+  if constexpr (detail::poisoned_v<X>) {
+    return invalid{};
+  } else if constexpr (!variable<X>) {
+    static_assert(variable<X>, "tad::wrt(x, buffer): x must be a variable made by tad::var");
+    return invalid{};
   } else {
-    static_assert(std::is_same_v<std::remove_cvref_t<Buf>, T> && std::is_lvalue_reference_v<Buf> &&
-                      !std::is_const_v<std::remove_reference_t<Buf>>,
-                  "tad::wrt(s, out): the gradient of a scalar variable goes to a non-const lvalue of "
-                  "its element type");
-    return wrt_target<X, T>{x, &buf, 1};
+    using T = typename X::value_type;
+    if constexpr (X::is_array) {
+      constexpr bool ok = std::ranges::contiguous_range<Buf> && std::is_same_v<std::ranges::range_value_t<Buf>, T>;
+      if constexpr (!ok) {
+        static_assert(ok, "tad::wrt(x, buffer): the gradient buffer of an array variable must be "
+                          "contiguous storage of its element type");
+        return invalid{};
+      } else {
+        return wrt_target<X, T>{x, std::ranges::data(buf), std::ranges::size(buf)};
+      }
+    } else {
+      constexpr bool ok = std::is_same_v<std::remove_cvref_t<Buf>, T> && std::is_lvalue_reference_v<Buf> &&
+                          !std::is_const_v<std::remove_reference_t<Buf>>;
+      if constexpr (!ok) {
+        static_assert(ok, "tad::wrt(s, out): the gradient of a scalar variable goes to a non-const "
+                          "lvalue of its element type");
+        return invalid{};
+      } else {
+        return wrt_target<X, T>{x, &buf, 1};
+      }
+    }
   }
 }
 
@@ -84,15 +99,49 @@ void check_binding(const E& e, const X& x, std::size_t n, const char* api) {
   }
 }
 
+/// Why grad's arguments are rejected: 0 none, 1 an earlier error (silent), 2 e is
+/// array-valued, 3 an x is not a variable, 4 an x is listed twice, 5 more than 64.
 template <class E, class... X>
-constexpr void check_grad_args(const char* /*api*/) {
-  check_expression_type<E>();
-  static_assert(!is_array_v<E>, "tad::grad(e, x...): e is array-valued; a gradient needs a scalar. "
-                                "Reduce it (sum, mean, ...) or use tad::vjp(e, seed, x...)");
-  static_assert((variable<X> && ...), "tad::grad(e, x...): every x must be a variable made by tad::var");
-  static_assert(unique_names_v<X...>, "tad::grad(e, x...): a variable is listed twice");
-  static_assert(sizeof...(X) <= 64, "tad::grad(e, x...): at most 64 variables");
+constexpr int grad_problem() {
+  if constexpr (poisoned_v<E, X...>) return 1;
+  else if constexpr (is_array_v<E>) return 2;
+  else if constexpr (!(variable<X> && ...)) return 3;
+  else if constexpr (!unique_names_v<X...>) return 4;
+  else if constexpr (sizeof...(X) > 64) return 5;
+  else return 0;
 }
+
+/// One static_assert for the problem P of the arguments of grad (Into: of grad_into).
+template <int P, bool Into>
+constexpr void report_grad_problem() {
+  if constexpr (!Into) {
+    static_assert(P != 2, "tad::grad(e, x...): e is array-valued; a gradient needs a scalar. "
+                          "Reduce it (sum, mean, ...) or use tad::vjp(e, seed, x...)");
+    static_assert(P != 3, "tad::grad(e, x...): every x must be a variable made by tad::var");
+    static_assert(P != 4, "tad::grad(e, x...): a variable is listed twice");
+    static_assert(P != 5, "tad::grad(e, x...): at most 64 variables");
+  } else {
+    static_assert(P != 2, "tad::grad_into(e, wrt(x, buffer)...): e is array-valued; a gradient needs a "
+                          "scalar. Reduce it (sum, mean, ...) or use tad::vjp_into");
+    static_assert(P != 3, "tad::grad_into(e, wrt(x, buffer)...): every x must be a variable made by tad::var");
+    static_assert(P != 4, "tad::grad_into(e, wrt(x, buffer)...): a variable is listed twice");
+    static_assert(P != 5, "tad::grad_into(e, wrt(x, buffer)...): at most 64 variables");
+  }
+}
+
+/// What grad returns for a variable after a reported error: shaped like the real result, so the
+/// caller's code does not add errors of its own.
+template <class X>
+struct quiet {
+  using type = double;
+};
+template <expression X>
+  requires(detail::props<X>::is_array)
+struct quiet<X> {
+  using type = std::vector<double>;
+};
+template <class X>
+using quiet_t = typename quiet<X>::type;
 
 template <class T, class X>
 using gradient_t = std::conditional_t<X::is_array, std::vector<T>, T>;
@@ -129,7 +178,9 @@ bool overlaps(const T* p, std::size_t n, const U* q, std::size_t m) {
 /// The value of e: a float/double for a scalar expression, a std::vector for an array one.
 template <expression E>
 constexpr auto value(const E& e) {
-  detail::check_expression_type<E>();
+  if constexpr (detail::poisoned_v<E>) {
+    return 0.0;  // an error was reported where e was built
+  } else {
   using T = value_type_t<E>;
   const std::size_t n = detail::common_length(e);
   if constexpr (is_array_v<E>) {
@@ -139,19 +190,24 @@ constexpr auto value(const E& e) {
   } else {
     return detail::engine<E, T, detail::wrt_list<>>(e, nullptr, nullptr, n).run();
   }
+  }
 }
 
 /// Evaluates the array expression e into out (same length as e's arrays).
 template <expression E, class Out>
 void evaluate(const E& e, Out&& out) {
-  detail::check_expression_type<E>();
   using T = value_type_t<E>;
-  static_assert(is_array_v<E>, "tad::evaluate(e, out): e must be an array expression; use tad::value for a scalar");
-  static_assert(std::ranges::contiguous_range<Out> && std::is_same_v<std::ranges::range_value_t<Out>, T>,
-                "tad::evaluate(e, out): out must be contiguous storage of e's element type");
+  if constexpr (detail::poisoned_v<E>) {
+    return;
+  } else if constexpr (!is_array_v<E>) {
+    static_assert(is_array_v<E>, "tad::evaluate(e, out): e must be an array expression; use tad::value for a scalar");
+  } else if constexpr (!std::ranges::contiguous_range<Out> || !std::is_same_v<std::ranges::range_value_t<Out>, T>) {
+    static_assert(detail::always_false<Out>, "tad::evaluate(e, out): out must be contiguous storage of e's element type");
+  } else {
   const std::size_t n = detail::common_length(e);
   if (std::ranges::size(out) != n) throw shape_error("tad::evaluate(e, out): out", n, std::ranges::size(out));
   detail::engine<E, T, detail::wrt_list<>>(e, nullptr, nullptr, n).store(std::ranges::data(out));
+  }
 }
 
 /// Value and gradient of the scalar expression e with respect to the variables x..., in that
@@ -159,7 +215,11 @@ void evaluate(const E& e, Out&& out) {
 /// numbers. A variable that e does not contain gets a zero gradient.
 template <expression E, class... X>
 constexpr auto grad(const E& e, const X&... x) {
-  detail::check_grad_args<E, X...>("tad::grad");
+  constexpr int problem = detail::grad_problem<E, X...>();
+  if constexpr (problem != 0) {
+    detail::report_grad_problem<problem, false>();
+    return std::tuple<double, detail::quiet_t<X>...>{};
+  } else {
   using T = value_type_t<E>;
   const std::size_t n = detail::common_length(e);
   if (!std::is_constant_evaluated()) (detail::check_binding(e, x, n, "tad::grad"), ...);
@@ -170,16 +230,22 @@ constexpr auto grad(const E& e, const X&... x) {
     std::get<0>(result) = detail::engine<E, T, detail::wrt_list<X...>>(e, outs.data(), sizes.data(), n).run();
   }(std::index_sequence_for<X...>{});
   return result;
+  }
 }
 
 /// Value of e; the gradients go into the caller's buffers given as `wrt(x, buffer)`. Allocates
 /// nothing. Throws shape_error (before writing anything) if a buffer has the wrong length.
 template <expression E, class... X, class... T2>
 auto grad_into(const E& e, const wrt_target<X, T2>&... targets) {
-  detail::check_grad_args<E, X...>("tad::grad_into");
+  constexpr int problem = detail::grad_problem<E, X...>();
   using T = value_type_t<E>;
-  static_assert((std::is_same_v<T, T2> && ...), "tad::grad_into(e, wrt(x, buffer)...): every buffer must "
-                                                "have e's element type");
+  if constexpr (problem != 0) {
+    detail::report_grad_problem<problem, true>();
+    return 0.0;
+  } else if constexpr (!(std::is_same_v<T, T2> && ...)) {
+    static_assert(detail::always_false<E>, "tad::grad_into(e, wrt(x, buffer)...): every buffer must have e's element type");
+    return 0.0;
+  } else {
   const std::size_t n = detail::common_length(e);
   (detail::check_binding(e, targets.var, n, "tad::grad_into"), ...);
   auto check_target = [&](const auto& t) {
@@ -200,25 +266,38 @@ auto grad_into(const E& e, const wrt_target<X, T2>&... targets) {
   std::array<T*, sizeof...(X) + 1> outs{targets.data..., nullptr};
   std::array<std::size_t, sizeof...(X) + 1> sizes{targets.size..., 0};
   return detail::engine<E, T, detail::wrt_list<X...>>(e, outs.data(), sizes.data(), n).run();
+  }
 }
 
 /// Vector-Jacobian product of the array expression e with the caller's seed:
 /// the gradients of `sum(seed * e)` with respect to x..., and that value.
 template <expression E, class Seed, class... X>
 auto vjp(const E& e, const Seed& seed, const X&... x) {
-  static_assert(is_array_v<E>, "tad::vjp(e, seed, x...): e must be array-valued; use tad::grad for a scalar");
-  const std::size_t n = detail::common_length(e);
-  if (std::ranges::size(seed) != n) throw shape_error("tad::vjp(e, seed, x...): seed", n, std::ranges::size(seed));
-  return grad(dot(constant(seed), e), x...);
+  if constexpr (detail::poisoned_v<E, X...>) {
+    return std::tuple<double, detail::quiet_t<X>...>{};
+  } else if constexpr (!is_array_v<E>) {
+    static_assert(is_array_v<E>, "tad::vjp(e, seed, x...): e must be array-valued; use tad::grad for a scalar");
+    return std::tuple<double, detail::quiet_t<X>...>{};
+  } else {
+    const std::size_t n = detail::common_length(e);
+    if (std::ranges::size(seed) != n) throw shape_error("tad::vjp(e, seed, x...): seed", n, std::ranges::size(seed));
+    return grad(dot(constant(seed), e), x...);
+  }
 }
 
 /// vjp into the caller's buffers, as grad_into.
 template <expression E, class Seed, class... X, class... T2>
 auto vjp_into(const E& e, const Seed& seed, const wrt_target<X, T2>&... targets) {
-  static_assert(is_array_v<E>, "tad::vjp_into(e, seed, wrt(x, buffer)...): e must be array-valued");
-  const std::size_t n = detail::common_length(e);
-  if (std::ranges::size(seed) != n) throw shape_error("tad::vjp_into(e, seed, ...): seed", n, std::ranges::size(seed));
-  return grad_into(dot(constant(seed), e), targets...);
+  if constexpr (detail::poisoned_v<E, X...>) {
+    return 0.0;
+  } else if constexpr (!is_array_v<E>) {
+    static_assert(is_array_v<E>, "tad::vjp_into(e, seed, wrt(x, buffer)...): e must be array-valued");
+    return 0.0;
+  } else {
+    const std::size_t n = detail::common_length(e);
+    if (std::ranges::size(seed) != n) throw shape_error("tad::vjp_into(e, seed, ...): seed", n, std::ranges::size(seed));
+    return grad_into(dot(constant(seed), e), targets...);
+  }
 }
 
 }  // namespace tad

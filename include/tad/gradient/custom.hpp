@@ -124,8 +124,11 @@ class custom_gradient {
   template <class... X>
   constexpr auto operator()(const X&... x) const {
     constexpr std::size_t N = sizeof...(X);
-    if constexpr (N < 1 || N > 3) {
+    if constexpr (detail::poisoned_v<X...>) {
+      return detail::invalid_expression{};
+    } else if constexpr (N < 1 || N > 3) {
       static_assert(N >= 1 && N <= 3, "tad::custom_gradient(f, g)(x...): takes one to three inputs");
+      return detail::invalid_expression{};
     } else if constexpr ((expression<X> || ...)) {
       return build(x...);
     } else {
@@ -158,19 +161,24 @@ class custom_gradient {
     if constexpr (!operands || !maskless) {
       static_assert(operands && maskless, "tad::custom_gradient(f, g)(x...): every input must be a "
                                           "tad expression or a number, and not a comparison");
+      return detail::invalid_expression{};
     } else if constexpr (!body_ok) {
       static_assert(body_ok, "tad::custom_gradient(f, g): f may combine only its inputs and "
                              "numbers, elementwise (no variables, arrays or reductions inside f: "
                              "pass them as inputs)");
+      return detail::invalid_expression{};
     } else if constexpr (!callable) {
       static_assert(callable, "tad::custom_gradient(f, g): g must be callable as g(dy, x..., y) "
                               "with one x per input");
+      return detail::invalid_expression{};
     } else if constexpr (!count) {
       static_assert(count, "tad::custom_gradient(f, g): g must return one adjoint per input (a "
                            "value for one input, tad::adjoints{...} for several)");
+      return detail::invalid_expression{};
     } else if constexpr (!numbers) {
       static_assert(numbers, "tad::custom_gradient(f, g): g must return numbers, SIMD batches or "
                              "tad::zero");
+      return detail::invalid_expression{};
     } else {
       using Op = custom_gradient_op<Body, G>;
       using Node = node<Op, detail::as_expr_t<X>...>;

@@ -106,16 +106,19 @@ struct reaches<node<straight_through_op, F, B>, Name, Through> {
 };
 
 template <class Op, class E, class... P>
-constexpr auto modifier(const E& e, const P&... p) noexcept {
+constexpr auto modifier(const E& e, const P&... p) {
   return make<Op>(e, as_expr(p)...);
 }
 }  // namespace detail
 
 /// `stop_gradient(e)`: the value of e; no gradient flows into e.
 template <class E>
-constexpr auto stop_gradient(const E& e) noexcept {
-  if constexpr (!expression<E>) {
+constexpr auto stop_gradient(const E& e) {
+  if constexpr (detail::poisoned_v<E>) {
+    return detail::invalid_expression{};
+  } else if constexpr (!expression<E>) {
     static_assert(expression<E>, "tad::stop_gradient(e): e must be a tad expression");
+    return detail::invalid_expression{};
   } else {
     return stop_gradient_t<E>{e};
   }
@@ -123,11 +126,14 @@ constexpr auto stop_gradient(const E& e) noexcept {
 
 /// `scale_gradient(e, k)`: the value of e; its gradient is multiplied by k.
 template <class E, class K>
-constexpr auto scale_gradient(const E& e, const K& k) noexcept {
+constexpr auto scale_gradient(const E& e, const K& k) {
   constexpr bool ok = expression<E> && gradient_parameter<K>;
-  if constexpr (!ok) {
+  if constexpr (detail::poisoned_v<E, K>) {
+    return detail::invalid_expression{};
+  } else if constexpr (!ok) {
     static_assert(ok, "tad::scale_gradient(e, k): e must be a tad expression and k a number, "
                       "tad::constant_ref or tad::lit");
+    return detail::invalid_expression{};
   } else {
     return detail::modifier<scale_gradient_op>(e, k);
   }
@@ -135,11 +141,14 @@ constexpr auto scale_gradient(const E& e, const K& k) noexcept {
 
 /// `reverse_gradient(e, lambda)`: the value of e; its gradient is multiplied by -lambda.
 template <class E, class L>
-constexpr auto reverse_gradient(const E& e, const L& lambda) noexcept {
+constexpr auto reverse_gradient(const E& e, const L& lambda) {
   constexpr bool ok = expression<E> && gradient_parameter<L>;
-  if constexpr (!ok) {
+  if constexpr (detail::poisoned_v<E, L>) {
+    return detail::invalid_expression{};
+  } else if constexpr (!ok) {
     static_assert(ok, "tad::reverse_gradient(e, lambda): e must be a tad expression and lambda a "
                       "number, tad::constant_ref or tad::lit");
+    return detail::invalid_expression{};
   } else {
     return detail::modifier<reverse_gradient_op>(e, lambda);
   }
@@ -150,9 +159,12 @@ constexpr auto reverse_gradient(const E& e, const L& lambda) noexcept {
 template <class E, class L, class H>
 constexpr auto clip_gradient(const E& e, const L& lo, const H& hi) {
   constexpr bool ok = expression<E> && gradient_parameter<L> && gradient_parameter<H>;
-  if constexpr (!ok) {
+  if constexpr (detail::poisoned_v<E, L, H>) {
+    return detail::invalid_expression{};
+  } else if constexpr (!ok) {
     static_assert(ok, "tad::clip_gradient(e, lo, hi): e must be a tad expression and lo, hi "
                       "numbers, tad::constant_ref or tad::lit");
+    return detail::invalid_expression{};
   } else {
     constexpr bool literals = detail::is_literal_v<L> && detail::is_literal_v<H>;
     if constexpr (literals) {
@@ -169,10 +181,13 @@ constexpr auto clip_gradient(const E& e, const L& lo, const H& hi) {
 
 /// `straight_through(f, b)`: the value of f, the gradient of b (f gets none).
 template <class F, class B>
-constexpr auto straight_through(const F& f, const B& b) noexcept {
+constexpr auto straight_through(const F& f, const B& b) {
   constexpr bool ok = expression<F> && expression<B>;
-  if constexpr (!ok) {
+  if constexpr (detail::poisoned_v<F, B>) {
+    return detail::invalid_expression{};
+  } else if constexpr (!ok) {
     static_assert(ok, "tad::straight_through(f, b): f and b must be tad expressions");
+    return detail::invalid_expression{};
   } else {
     return detail::make<straight_through_op>(f, b);
   }

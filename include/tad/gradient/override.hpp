@@ -110,11 +110,15 @@ template <class E, class Rules>
 constexpr auto override_gradients(const E& e, const Rules& rules) {
   constexpr bool is_expr = expression<E>;
   constexpr bool is_map = detail::is_rule_map<Rules>();
-  if constexpr (!is_expr) {
+  if constexpr (detail::poisoned_v<E, Rules>) {
+    return detail::invalid_expression{};
+  } else if constexpr (!is_expr) {
     static_assert(is_expr, "tad::override_gradients(e, rules): e must be a tad expression");
+    return detail::invalid_expression{};
   } else if constexpr (!is_map) {
     static_assert(is_map, "tad::override_gradients(e, rules): rules must be a boost::hana::map "
                           "from op types (boost::hana::type_c<tad::exp_op>) to backward rules");
+    return detail::invalid_expression{};
   } else {
     return detail::override_rewrite(e, rules);
   }

@@ -84,8 +84,11 @@ constexpr auto strip(const E& e) {
 /// `strip_gradient_modifiers(e)`: e with its true derivative everywhere (see above).
 template <class E>
 constexpr auto strip_gradient_modifiers(const E& e) {
-  if constexpr (!expression<E>) {
+  if constexpr (detail::poisoned_v<E>) {
+    return detail::invalid_expression{};
+  } else if constexpr (!expression<E>) {
     static_assert(expression<E>, "tad::strip_gradient_modifiers(e): e must be a tad expression");
+    return detail::invalid_expression{};
   } else {
     return detail::strip<false>(e);
   }
@@ -93,8 +96,11 @@ constexpr auto strip_gradient_modifiers(const E& e) {
 /// `strip_gradient_modifiers(e, keep_stop_gradient)`: the same, but stop_gradient stays.
 template <class E>
 constexpr auto strip_gradient_modifiers(const E& e, keep_stop_gradient_t) {
-  if constexpr (!expression<E>) {
+  if constexpr (detail::poisoned_v<E>) {
+    return detail::invalid_expression{};
+  } else if constexpr (!expression<E>) {
     static_assert(expression<E>, "tad::strip_gradient_modifiers(e): e must be a tad expression");
+    return detail::invalid_expression{};
   } else {
     return detail::strip<true>(e);
   }

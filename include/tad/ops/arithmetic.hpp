@@ -72,24 +72,24 @@ concept binary_operands = operand<L> && operand<R> && (expression<L> || expressi
 
 template <class L, class R>
   requires detail::binary_operands<L, R>
-constexpr auto operator+(const L& l, const R& r) noexcept {
+constexpr auto operator+(const L& l, const R& r) {
   return detail::make_from<add_op>(l, r);
 }
 template <class L, class R>
   requires detail::binary_operands<L, R>
-constexpr auto operator-(const L& l, const R& r) noexcept {
+constexpr auto operator-(const L& l, const R& r) {
   return detail::make_from<sub_op>(l, r);
 }
 template <class L, class R>
   requires detail::binary_operands<L, R>
-constexpr auto operator*(const L& l, const R& r) noexcept {
+constexpr auto operator*(const L& l, const R& r) {
   return detail::make_from<mul_op>(l, r);
 }
 /// `l / r`; an array divided by a scalar is `l * (1 / r)`: one division per evaluation
 /// instead of one per element (as a hand-written loop does; it may differ in the last bit).
 template <class L, class R>
   requires detail::binary_operands<L, R>
-constexpr auto operator/(const L& l, const R& r) noexcept {
+constexpr auto operator/(const L& l, const R& r) {
   using LE = detail::as_expr_t<L>;
   using RE = detail::as_expr_t<R>;
   if constexpr (detail::props<LE>::is_array && !detail::props<RE>::is_array) {
@@ -100,15 +100,18 @@ constexpr auto operator/(const L& l, const R& r) noexcept {
 }
 /// `identity(e)`: the value of e as a node of its own (see identity_op).
 template <class E>
-constexpr auto identity(const E& e) noexcept {
-  if constexpr (!expression<E>) {
+constexpr auto identity(const E& e) {
+  if constexpr (detail::poisoned_v<E>) {
+    return detail::invalid_expression{};
+  } else if constexpr (!expression<E>) {
     static_assert(expression<E>, "tad::identity(e): e must be a tad expression");
+    return detail::invalid_expression{};
   } else {
     return detail::make<identity_op>(e);
   }
 }
 template <expression E>
-constexpr auto operator-(const E& e) noexcept {
+constexpr auto operator-(const E& e) {
   return detail::make<neg_op>(e);
 }
 

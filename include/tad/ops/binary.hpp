@@ -52,21 +52,25 @@ struct min_op {
   }
 };
 
-namespace detail {
-template <class Op, class A, class B>
-constexpr auto binary(const A& a, const B& b) noexcept {
-  constexpr bool ok = operand<A> && operand<B> && (expression<A> || expression<B>);
-  if constexpr (!ok) {
-    static_assert(ok, "tad::<op>(a, b): a and b must be tad expressions or numbers, and at least "
-                      "one must be an expression");
-  } else {
-    return make_from<Op>(a, b);
+#define TAD_BINARY_FUNCTION(fn, op)                                                                    \
+  template <class A, class B>                                                                          \
+  constexpr auto fn(const A& a, const B& b) {                                                          \
+    constexpr bool ok = operand<A> && operand<B> && (expression<A> || expression<B>);                  \
+    if constexpr (detail::poisoned_v<A, B>) {                                                          \
+      return detail::invalid_expression{};                                                             \
+    } else if constexpr (!ok) {                                                                        \
+      static_assert(ok, "tad::" #fn "(a, b): a and b must be tad expressions or numbers, and at least " \
+                        "one must be an expression");                                                  \
+      return detail::invalid_expression{};                                                             \
+    } else {                                                                                           \
+      return detail::make_from<op>(a, b);                                                              \
+    }                                                                                                  \
   }
-}
-}  // namespace detail
 
-template <class A, class B> constexpr auto pow(const A& a, const B& b) noexcept { return detail::binary<pow_op>(a, b); }
-template <class A, class B> constexpr auto max(const A& a, const B& b) noexcept { return detail::binary<max_op>(a, b); }
-template <class A, class B> constexpr auto min(const A& a, const B& b) noexcept { return detail::binary<min_op>(a, b); }
+TAD_BINARY_FUNCTION(pow, pow_op)
+TAD_BINARY_FUNCTION(max, max_op)
+TAD_BINARY_FUNCTION(min, min_op)
+
+#undef TAD_BINARY_FUNCTION
 
 }  // namespace tad

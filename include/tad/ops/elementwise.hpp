@@ -114,36 +114,41 @@ struct ceil_op {
   static constexpr auto forward(auto x) { return math::ceil(x); }
 };
 
-namespace detail {
-/// One entry point per unary op: a gated static_assert gives a single readable error.
-template <class Op, class E>
-constexpr auto unary(const E& e) noexcept {
-  if constexpr (!expression<E>) {
-    static_assert(expression<E>, "tad::<op>(e): e must be a tad expression (a variable, a constant "
-                                 "or an expression built from them)");
-  } else {
-    return make<Op>(e);
+/// One entry point per unary op. A misuse gives one error naming the function; its result
+/// (detail::invalid_expression) passes through later calls silently.
+#define TAD_UNARY_FUNCTION(fn, op)                                                              \
+  template <class E>                                                                            \
+  constexpr auto fn(const E& e) {                                                               \
+    if constexpr (detail::poisoned_v<E>) {                                                      \
+      return detail::invalid_expression{};                                                      \
+    } else if constexpr (!expression<E>) {                                                      \
+      static_assert(expression<E>, "tad::" #fn "(e): e must be a tad expression (a variable, "  \
+                                   "a constant or an expression built from them)");             \
+      return detail::invalid_expression{};                                                      \
+    } else {                                                                                    \
+      return detail::make<op>(e);                                                               \
+    }                                                                                           \
   }
-}
-}  // namespace detail
 
-template <class E> constexpr auto exp(const E& e) noexcept { return detail::unary<exp_op>(e); }
-template <class E> constexpr auto log(const E& e) noexcept { return detail::unary<log_op>(e); }
-template <class E> constexpr auto log1p(const E& e) noexcept { return detail::unary<log1p_op>(e); }
-template <class E> constexpr auto expm1(const E& e) noexcept { return detail::unary<expm1_op>(e); }
-template <class E> constexpr auto sin(const E& e) noexcept { return detail::unary<sin_op>(e); }
-template <class E> constexpr auto cos(const E& e) noexcept { return detail::unary<cos_op>(e); }
-template <class E> constexpr auto tan(const E& e) noexcept { return detail::unary<tan_op>(e); }
-template <class E> constexpr auto tanh(const E& e) noexcept { return detail::unary<tanh_op>(e); }
-template <class E> constexpr auto sigmoid(const E& e) noexcept { return detail::unary<sigmoid_op>(e); }
-template <class E> constexpr auto softplus(const E& e) noexcept { return detail::unary<softplus_op>(e); }
-template <class E> constexpr auto sqrt(const E& e) noexcept { return detail::unary<sqrt_op>(e); }
-template <class E> constexpr auto square(const E& e) noexcept { return detail::unary<square_op>(e); }
-template <class E> constexpr auto abs(const E& e) noexcept { return detail::unary<abs_op>(e); }
-template <class E> constexpr auto relu(const E& e) noexcept { return detail::unary<relu_op>(e); }
-template <class E> constexpr auto sign(const E& e) noexcept { return detail::unary<sign_op>(e); }
-template <class E> constexpr auto round(const E& e) noexcept { return detail::unary<round_op>(e); }
-template <class E> constexpr auto floor(const E& e) noexcept { return detail::unary<floor_op>(e); }
-template <class E> constexpr auto ceil(const E& e) noexcept { return detail::unary<ceil_op>(e); }
+TAD_UNARY_FUNCTION(exp, exp_op)
+TAD_UNARY_FUNCTION(log, log_op)
+TAD_UNARY_FUNCTION(log1p, log1p_op)
+TAD_UNARY_FUNCTION(expm1, expm1_op)
+TAD_UNARY_FUNCTION(sin, sin_op)
+TAD_UNARY_FUNCTION(cos, cos_op)
+TAD_UNARY_FUNCTION(tan, tan_op)
+TAD_UNARY_FUNCTION(tanh, tanh_op)
+TAD_UNARY_FUNCTION(sigmoid, sigmoid_op)
+TAD_UNARY_FUNCTION(softplus, softplus_op)
+TAD_UNARY_FUNCTION(sqrt, sqrt_op)
+TAD_UNARY_FUNCTION(square, square_op)
+TAD_UNARY_FUNCTION(abs, abs_op)
+TAD_UNARY_FUNCTION(relu, relu_op)
+TAD_UNARY_FUNCTION(sign, sign_op)
+TAD_UNARY_FUNCTION(round, round_op)
+TAD_UNARY_FUNCTION(floor, floor_op)
+TAD_UNARY_FUNCTION(ceil, ceil_op)
+
+#undef TAD_UNARY_FUNCTION
 
 }  // namespace tad

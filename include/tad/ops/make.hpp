@@ -5,7 +5,12 @@
 #include <tad/core/leaves.hpp>
 #include <tad/core/node.hpp>
 #include <tad/core/value_type.hpp>
+#include <tad/detail/static_for.hpp>
 
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <tuple>
 #include <type_traits>
 
 namespace tad {
@@ -27,18 +32,130 @@ constexpr auto as_expr(const X& x) noexcept {
 template <class X>
 using as_expr_t = decltype(as_expr(std::declval<const X&>()));
 
-/// `node<Op, C...>{c...}` after checking that the children agree on their element type.
+/// The first variable leaf named Name in E (void if none).
+template <class E, fixed_string Name>
+constexpr bool leaf_named() {
+  if constexpr (requires { E::name; }) return same_name<E::name, Name>; else return false;
+}
+template <class E, fixed_string Name>
+struct var_named {
+  using type = std::conditional_t<leaf_named<E, Name>(), E, void>;
+};
+template <class Op, class... C, fixed_string Name>
+struct var_named<node<Op, C...>, Name> {
+  template <class...>
+  struct first {
+    using type = void;
+  };
+  template <class H, class... Tail>
+  struct first<H, Tail...> {
+    using type = std::conditional_t<std::is_void_v<H>, typename first<Tail...>::type, H>;
+  };
+  using type = typename first<typename var_named<C, Name>::type...>::type;
+};
+
+/// Does every variable of B have the type of the same-named variable of A, if A has one?
+template <class A, class B>
+constexpr bool same_typed_names() {
+  if constexpr (is_leaf_v<B>) {
+    if constexpr (requires { B::name; }) {
+      using L = typename var_named<A, B::name>::type;
+      return std::is_void_v<L> || std::is_same_v<L, B>;
+    } else {
+      return true;
+    }
+  } else {
+    bool ok = true;
+    static_for<B::arity>([&](auto k) { ok = ok && same_typed_names<A, child_t<k.value, B>>(); });
+    return ok;
+  }
+}
+/// Do the children C... agree on the type of every variable name they share?
+template <class... C>
+constexpr bool names_agree() {
+  using list = std::tuple<C...>;
+  bool ok = true;
+  static_for<sizeof...(C)>([&](auto i) {
+    static_for<sizeof...(C)>([&](auto j) {
+      if constexpr (i.value < j.value)
+        ok = ok && same_typed_names<std::tuple_element_t<i.value, list>, std::tuple_element_t<j.value, list>>();
+    });
+  });
+  return ok;
+}
+
+/// Is the variable leaf b bound to the same data as a (same type, same name)?
+template <class L>
+constexpr bool same_binding(const L& a, const L& b) {
+  if constexpr (L::is_array) return a.data == b.data && a.size == b.size;
+  else if (a.src != nullptr || b.src != nullptr) return a.src == b.src;
+  else return a.val == b.val;
+}
+/// The first variable leaf named Name in e (which has one).
+template <fixed_string Name, class E>
+constexpr const auto& first_var(const E& e) {
+  if constexpr (is_leaf_v<E>) {
+    return e;
+  } else {
+    constexpr std::size_t k = [] {
+      std::size_t r = E::arity;
+      static_for<E::arity>([&](auto j) {
+        if (r == E::arity && !std::is_void_v<typename var_named<child_t<j.value, E>, Name>::type>) r = j.value;
+      });
+      return r;
+    }();
+    return first_var<Name>(child<k>(e));
+  }
+}
+/// Throws when a variable of b is bound to other data than the same-named variable of a.
+template <class A, class B>
+constexpr void check_bindings(const A& a, const B& b) {
+  if constexpr (is_leaf_v<B>) {
+    if constexpr (requires { B::name; }) {
+      if constexpr (!std::is_void_v<typename var_named<A, B::name>::type>) {
+        if (!same_binding(first_var<B::name>(a), b))
+          throw std::invalid_argument("tad: two different variables are named '" + std::string(B::name.view()) +
+                                      "' in one expression; a name identifies one variable");
+      }
+    }
+  } else {
+    static_for<B::arity>([&](auto k) { check_bindings(a, child<k.value>(b)); });
+  }
+}
+
+/// `node<Op, C...>{c...}` after checking that the children agree on their element type and on
+/// their variables (one name, one variable). After a reported misuse, passes it on silently.
 template <class Op, class... C>
-constexpr node<Op, C...> make(const C&... c) noexcept {
+constexpr auto make(const C&... c) {
   using N = node<Op, C...>;
-  static_assert(!mixes_precisions_v<N>,
-                "tad: an expression mixes float and double variables or arrays, so its element "
-                "type is ambiguous; convert the data to one precision");
-  return N{c...};
+  if constexpr (poisoned_v<C...>) {
+    return invalid_expression{};
+  } else if constexpr (mixes_precisions_v<N>) {
+    static_assert(!mixes_precisions_v<N>,
+                  "tad: an expression mixes float and double variables or arrays, so its element "
+                  "type is ambiguous; convert the data to one precision");
+    return invalid_expression{};
+  } else if constexpr (!names_agree<C...>()) {
+    static_assert(names_agree<C...>(),
+                  "tad: two different variables have the same name in one expression (one is an "
+                  "array and one a scalar, or their element types differ); a name identifies one "
+                  "variable");
+    return invalid_expression{};
+  } else {
+    if constexpr (sizeof...(C) > 1) {
+      const std::tuple<const C&...> kids{c...};
+      static_for<sizeof...(C)>([&](auto i) {
+        static_for<sizeof...(C)>([&](auto j) {
+          if constexpr (i.value < j.value) check_bindings(std::get<i.value>(kids), std::get<j.value>(kids));
+        });
+      });
+    }
+    return N{c...};
+  }
 }
 
 template <class Op, class... X>
-constexpr auto make_from(const X&... x) noexcept {
+constexpr auto make_from(const X&... x) {
   return make<Op>(as_expr(x)...);
 }
 

@@ -170,14 +170,14 @@ template <class E>
 inline constexpr bool loop_free_v = !props<E>::is_array && !props<E>::is_mask && props<E>::reductions == 0;
 
 template <class Op, class S>
-constexpr auto pulled_out(const S& s) noexcept {
+constexpr auto pulled_out(const S& s) {
   if constexpr (std::is_same_v<Op, sum_op>) return make<length_times_op>(length_leaf{}, s); else return s;
 }
 
 /// sum and mean are linear: loop-free terms and factors leave them (`sum(a * x - c)` is
 /// `a * sum(x) - n * c`), so the loop computes only what depends on the element.
 template <class Op, class E>
-constexpr auto linear_reduce(const E& e) noexcept {
+constexpr auto linear_reduce(const E& e) {
   if constexpr (is_leaf_v<E>) {
     return make<Op>(e);
   } else {
@@ -207,48 +207,74 @@ constexpr auto linear_reduce(const E& e) noexcept {
   }
 }
 
+/// Marks logsumexp in reduce: `m + log(sum(exp(e - m)))` with m = lse_shift(e).
+struct lse_op_marker {};
+
 template <class Op, class E>
-constexpr auto reduce(const E& e) noexcept {
-  constexpr bool is_expr = expression<E>;
-  if constexpr (!is_expr) {
-    static_assert(is_expr, "tad::<reduction>(e): e must be a tad expression");
-  } else if constexpr (!props<E>::is_array) {
-    static_assert(props<E>::is_array, "tad::<reduction>(e): e must be an array expression, not a scalar");
+constexpr auto reduce(const E& e) {
+  if constexpr (std::is_same_v<Op, lse_op_marker>) {
+    const auto m = make<lse_shift_op>(e);
+    return m + log(reduce<sum_op>(exp(e - m)));
   } else if constexpr (std::is_same_v<Op, sum_op> || std::is_same_v<Op, mean_op>) {
     return linear_reduce<Op>(e);
   } else {
     return make<Op>(e);
   }
 }
+
+/// Why a reduction's argument is rejected (0: it is not).
+template <class E>
+constexpr int reduction_problem() {
+  if constexpr (poisoned_v<E>) return 0;
+  else if constexpr (!expression<E>) return 1;
+  else if constexpr (!props<E>::is_array) return 2;
+  else return 0;
+}
 }  // namespace detail
 
-/// Sum of an array expression (0 for an empty array).
-template <class E> constexpr auto sum(const E& e) noexcept { return detail::reduce<sum_op>(e); }
-/// Mean of an array expression (NaN for an empty array).
-template <class E> constexpr auto mean(const E& e) noexcept { return detail::reduce<mean_op>(e); }
-/// Maximum of an array expression; ties share the gradient equally.
-template <class E> constexpr auto max(const E& e) noexcept { return detail::reduce<max_reduce_op>(e); }
-/// Minimum of an array expression; ties share the gradient equally.
-template <class E> constexpr auto min(const E& e) noexcept { return detail::reduce<min_reduce_op>(e); }
-/// Euclidean norm; gradient zero at the zero vector.
-template <class E> constexpr auto norm(const E& e) noexcept { return detail::reduce<norm_op>(e); }
-/// Sum of squares.
-template <class E> constexpr auto squared_norm(const E& e) noexcept { return sum(square(e)); }
-/// Inner product `sum(a * b)`.
-template <class A, class B> constexpr auto dot(const A& a, const B& b) noexcept { return sum(a * b); }
+/// One entry point per reduction; a misuse gives one error naming the function.
+#define TAD_REDUCTION_FUNCTION(fn, op)                                                              \
+  template <class E>                                                                                \
+  constexpr auto fn(const E& e) {                                                                   \
+    constexpr int problem = detail::reduction_problem<E>();                                         \
+    if constexpr (detail::poisoned_v<E>) {                                                          \
+      return detail::invalid_expression{};                                                          \
+    } else if constexpr (problem == 1) {                                                            \
+      static_assert(problem != 1, "tad::" #fn "(e): e must be a tad expression");                   \
+      return detail::invalid_expression{};                                                          \
+    } else if constexpr (problem == 2) {                                                            \
+      static_assert(problem != 2, "tad::" #fn "(e): e must be an array expression, not a scalar");  \
+      return detail::invalid_expression{};                                                          \
+    } else {                                                                                        \
+      return detail::reduce<op>(e);                                                                 \
+    }                                                                                               \
+  }
 
+/// Sum of an array expression (0 for an empty array).
+TAD_REDUCTION_FUNCTION(sum, sum_op)
+/// Mean of an array expression (NaN for an empty array).
+TAD_REDUCTION_FUNCTION(mean, mean_op)
+/// Maximum of an array expression; ties share the gradient equally.
+TAD_REDUCTION_FUNCTION(max, max_reduce_op)
+/// Minimum of an array expression; ties share the gradient equally.
+TAD_REDUCTION_FUNCTION(min, min_reduce_op)
+/// Euclidean norm; gradient zero at the zero vector.
+TAD_REDUCTION_FUNCTION(norm, norm_op)
 /// `log(sum(exp(x)))`, computed as `m + log(sum(exp(x - m)))` with m the maximum (0 if not
 /// finite); -inf for an empty array. Three loops: maximum, sum, gradient.
-template <class E>
-constexpr auto logsumexp(const E& e) noexcept {
-  const auto m = detail::reduce<detail::lse_shift_op>(e);
-  return m + log(sum(exp(e - m)));
-}
+TAD_REDUCTION_FUNCTION(logsumexp, detail::lse_op_marker)
+
+#undef TAD_REDUCTION_FUNCTION
+
+/// Sum of squares.
+template <class E> constexpr auto squared_norm(const E& e) { return sum(square(e)); }
+/// Inner product `sum(a * b)`.
+template <class A, class B> constexpr auto dot(const A& a, const B& b) { return sum(a * b); }
 
 /// Softmax cross-entropy `-sum(t * log(softmax(z)))` of logits `z` and target probabilities
 /// `t`: `sum(t) * logsumexp(z) - dot(t, z)`.
 template <class Z, class T>
-constexpr auto softmax_cross_entropy(const Z& z, const T& t) noexcept {
+constexpr auto softmax_cross_entropy(const Z& z, const T& t) {
   return sum(t) * logsumexp(z) - dot(t, z);
 }
 

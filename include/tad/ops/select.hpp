@@ -101,32 +101,35 @@ concept comparable = operand<L> && operand<R> && (expression<L> || expression<R>
 }  // namespace detail
 
 template <class L, class R> requires detail::comparable<L, R>
-constexpr auto operator<(const L& l, const R& r) noexcept { return detail::make_from<less_op>(l, r); }
+constexpr auto operator<(const L& l, const R& r) { return detail::make_from<less_op>(l, r); }
 template <class L, class R> requires detail::comparable<L, R>
-constexpr auto operator<=(const L& l, const R& r) noexcept { return detail::make_from<less_equal_op>(l, r); }
+constexpr auto operator<=(const L& l, const R& r) { return detail::make_from<less_equal_op>(l, r); }
 template <class L, class R> requires detail::comparable<L, R>
-constexpr auto operator>(const L& l, const R& r) noexcept { return detail::make_from<greater_op>(l, r); }
+constexpr auto operator>(const L& l, const R& r) { return detail::make_from<greater_op>(l, r); }
 template <class L, class R> requires detail::comparable<L, R>
-constexpr auto operator>=(const L& l, const R& r) noexcept { return detail::make_from<greater_equal_op>(l, r); }
+constexpr auto operator>=(const L& l, const R& r) { return detail::make_from<greater_equal_op>(l, r); }
 template <class L, class R> requires detail::comparable<L, R>
-constexpr auto operator==(const L& l, const R& r) noexcept { return detail::make_from<equal_op>(l, r); }
+constexpr auto operator==(const L& l, const R& r) { return detail::make_from<equal_op>(l, r); }
 template <class L, class R> requires detail::comparable<L, R>
-constexpr auto operator!=(const L& l, const R& r) noexcept { return detail::make_from<not_equal_op>(l, r); }
+constexpr auto operator!=(const L& l, const R& r) { return detail::make_from<not_equal_op>(l, r); }
 
 template <class L, class R> requires(detail::is_mask_expr_v<L> && detail::is_mask_expr_v<R>)
-constexpr auto operator&&(const L& l, const R& r) noexcept { return detail::make<and_op>(l, r); }
+constexpr auto operator&&(const L& l, const R& r) { return detail::make<and_op>(l, r); }
 template <class L, class R> requires(detail::is_mask_expr_v<L> && detail::is_mask_expr_v<R>)
-constexpr auto operator||(const L& l, const R& r) noexcept { return detail::make<or_op>(l, r); }
+constexpr auto operator||(const L& l, const R& r) { return detail::make<or_op>(l, r); }
 template <class M> requires detail::is_mask_expr_v<M>
-constexpr auto operator!(const M& m) noexcept { return detail::make<not_op>(m); }
+constexpr auto operator!(const M& m) { return detail::make<not_op>(m); }
 
 /// `where(mask, a, b)`; `mask` is a comparison of expressions, `a` and `b` expressions or numbers.
 template <class M, class A, class B>
-constexpr auto where(const M& m, const A& a, const B& b) noexcept {
+constexpr auto where(const M& m, const A& a, const B& b) {
   constexpr bool ok = detail::is_mask_expr_v<M> && operand<A> && operand<B>;
-  if constexpr (!ok) {
+  if constexpr (detail::poisoned_v<M, A, B>) {
+    return detail::invalid_expression{};
+  } else if constexpr (!ok) {
     static_assert(ok, "tad::where(mask, a, b): mask must be a comparison of tad expressions and "
                       "a, b expressions or numbers");
+    return detail::invalid_expression{};
   } else {
     return detail::make<where_op>(m, detail::as_expr(a), detail::as_expr(b));
   }
@@ -134,10 +137,13 @@ constexpr auto where(const M& m, const A& a, const B& b) noexcept {
 
 /// `clamp(x, lo, hi)`: forward clamp of x to [lo, hi].
 template <class X, class L, class H>
-constexpr auto clamp(const X& x, const L& lo, const H& hi) noexcept {
+constexpr auto clamp(const X& x, const L& lo, const H& hi) {
   constexpr bool ok = expression<X> && operand<L> && operand<H>;
-  if constexpr (!ok) {
+  if constexpr (detail::poisoned_v<X, L, H>) {
+    return detail::invalid_expression{};
+  } else if constexpr (!ok) {
     static_assert(ok, "tad::clamp(x, lo, hi): x must be a tad expression, lo and hi expressions or numbers");
+    return detail::invalid_expression{};
   } else {
     return detail::make_from<clamp_op>(x, lo, hi);
   }
