@@ -1,0 +1,282 @@
+#pragma once
+/// The last stage of a training step: optimizers (state allocated once, parameters updated in
+/// place in SIMD loops), learning-rate schedules, and `train_step` (doc/training.md).
+
+#include <tad/gradient/schedule.hpp>
+#include <tad/simd/math.hpp>
+#include <tad/simd/batch.hpp>
+#include <tad/train/parameters.hpp>
+#include <tad/train/transforms.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <concepts>
+#include <cstddef>
+#include <numbers>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace tad {
+
+// ---- schedules -------------------------------------------------------------------------------
+
+/// A learning rate or strength as a function of the step number (0 for the first step).
+template <class S>
+concept schedule = requires(const S& s, std::size_t step) {
+  { s(step) } -> std::convertible_to<double>;
+};
+
+/// The same value at every step.
+struct constant_schedule {
+  double value;
+  double operator()(std::size_t) const noexcept { return value; }
+};
+
+/// `init * rate^(step / decay_steps)` (TensorFlow's ExponentialDecay); with `staircase` the
+/// exponent is rounded down.
+struct exponential_decay {
+  double init;
+  double rate;
+  std::size_t decay_steps;
+  bool staircase = false;
+  double operator()(std::size_t step) const {
+    if (decay_steps == 0) throw std::invalid_argument("tad::exponential_decay: decay_steps must be positive");
+    double e = static_cast<double>(step) / static_cast<double>(decay_steps);
+    if (staircase) e = std::floor(e);
+    return init * std::pow(rate, e);
+  }
+};
+
+/// `init * ((1 - alpha) (1 + cos(pi t / total)) / 2 + alpha)` with t = min(step, total)
+/// (TensorFlow's CosineDecay, optax's cosine_decay_schedule).
+struct cosine_decay {
+  double init;
+  std::size_t total_steps;
+  double alpha = 0;
+  double operator()(std::size_t step) const {
+    if (total_steps == 0) throw std::invalid_argument("tad::cosine_decay: total_steps must be positive");
+    const double t = static_cast<double>(std::min(step, total_steps)) / static_cast<double>(total_steps);
+    return init * ((1 - alpha) * 0.5 * (1 + std::cos(std::numbers::pi * t)) + alpha);
+  }
+};
+
+/// The gradient-reversal strength of issue 3's schedule, `reversal_strength(step / total,
+/// gamma)`, for `reverse_gradient(e, constant_ref(lambda))`.
+struct reversal_schedule {
+  std::size_t total_steps;
+  double gamma = 10;
+  double operator()(std::size_t step) const {
+    if (total_steps == 0) throw std::invalid_argument("tad::reversal_schedule: total_steps must be positive");
+    const double p = static_cast<double>(std::min(step, total_steps)) / static_cast<double>(total_steps);
+    return reversal_strength(p, gamma);
+  }
+};
+
+namespace detail {
+/// A learning rate: a number or a schedule.
+template <class L>
+double rate_at(const L& lr, std::size_t step) {
+  if constexpr (std::is_arithmetic_v<L>) return static_cast<double>(lr); else return static_cast<double>(lr(step));
+}
+template <class L>
+double checked_rate(const L& lr, std::size_t step, const char* api) {
+  const double r = rate_at(lr, step);
+  if (!(r >= 0)) throw std::invalid_argument(std::string(api) + ": the learning rate must be a non-negative number (got " + std::to_string(r) + ")");
+  return r;
+}
+
+/// One buffer of state per parameter, allocated once, all zero.
+template <class T>
+struct state_buffer {
+  std::vector<T> data;
+  std::vector<std::size_t> offset;
+  template <class P>
+  explicit state_buffer(const P& params) : offset(P::size + 1) {
+    for (std::size_t k = 0; k < P::size; ++k) offset[k + 1] = offset[k] + params.length(k);
+    data.assign(offset[P::size], T(0));
+  }
+  std::span<T> operator[](std::size_t k) noexcept { return {data.data() + offset[k], offset[k + 1] - offset[k]}; }
+};
+
+/// f(i, batch-or-scalar kind) over [0, n): f receives the index and a tag of the value type.
+template <class T, class F>
+void simd_loop(std::size_t n, F&& f) {
+  using B = simd::batch<T>;
+  constexpr std::size_t W = B::size;
+  std::size_t i = 0;
+  for (; i + W <= n; i += W) f(i, B{});
+  for (; i < n; ++i) f(i, T{});
+}
+}  // namespace detail
+
+// ---- optimizers --------------------------------------------------------------------------------
+
+/// `p -= lr * g`.
+template <class T, class LR = double>
+class sgd {
+ public:
+  template <class... X>
+  sgd(const parameter_set<X...>&, LR lr) : lr_(lr) {
+    if constexpr (std::is_arithmetic_v<LR>) detail::checked_rate(lr_, 0, "tad::sgd(params, lr)");
+  }
+  template <class... X>
+  void apply_gradients(const parameter_set<X...>& params, const gradient_set<T>& grads) {
+    detail::check_sets(params, grads, "tad::sgd::apply_gradients");
+    const T lr = static_cast<T>(detail::checked_rate(lr_, step_, "tad::sgd::apply_gradients"));
+    for (std::size_t k = 0; k < params.size; ++k) {
+      T* p = params.data(k).data();
+      const T* g = grads[k].data();
+      detail::simd_loop<T>(params.length(k), [&](std::size_t i, auto tag) {
+        using V = decltype(tag);
+        simd::store_any(p + i, simd::load_any<V>(p + i) - V(lr) * simd::load_any<V>(g + i));
+      });
+    }
+    ++step_;
+  }
+  std::size_t steps() const noexcept { return step_; }
+
+ private:
+  LR lr_;
+  std::size_t step_ = 0;
+};
+template <class... X, class LR>
+sgd(const parameter_set<X...>&, LR) -> sgd<typename parameter_set<X...>::value_type, LR>;
+
+/// Heavy-ball momentum `b = mu b + g; p -= lr b`, or Nesterov `b = mu b + g; p -= lr (g + mu b)`
+/// (PyTorch's SGD with momentum, dampening 0; b starts at 0).
+template <class T, class LR = double>
+class momentum {
+ public:
+  template <class... X>
+  momentum(const parameter_set<X...>& params, LR lr, double mu, bool nesterov = false)
+      : lr_(lr), mu_(mu), nesterov_(nesterov), buf_(params) {
+    if constexpr (std::is_arithmetic_v<LR>) detail::checked_rate(lr_, 0, "tad::momentum(params, lr, mu)");
+    if (!(mu >= 0 && mu < 1)) throw std::invalid_argument("tad::momentum(params, lr, mu): mu must be in [0, 1)");
+  }
+  template <class... X>
+  void apply_gradients(const parameter_set<X...>& params, const gradient_set<T>& grads) {
+    detail::check_sets(params, grads, "tad::momentum::apply_gradients");
+    const T lr = static_cast<T>(detail::checked_rate(lr_, step_, "tad::momentum::apply_gradients"));
+    const T mu = static_cast<T>(mu_);
+    for (std::size_t k = 0; k < params.size; ++k) {
+      T* p = params.data(k).data();
+      const T* g = grads[k].data();
+      T* b = buf_[k].data();
+      detail::simd_loop<T>(params.length(k), [&](std::size_t i, auto tag) {
+        using V = decltype(tag);
+        const V gv = simd::load_any<V>(g + i);
+        const V bv = V(mu) * simd::load_any<V>(b + i) + gv;
+        simd::store_any(b + i, bv);
+        const V d = nesterov_ ? gv + V(mu) * bv : bv;
+        simd::store_any(p + i, simd::load_any<V>(p + i) - V(lr) * d);
+      });
+    }
+    ++step_;
+  }
+  std::size_t steps() const noexcept { return step_; }
+  /// The momentum buffer of the k-th parameter.
+  std::span<const T> buffer(std::size_t k) noexcept { return buf_[k]; }
+
+ private:
+  LR lr_;
+  double mu_;
+  bool nesterov_;
+  detail::state_buffer<T> buf_;
+  std::size_t step_ = 0;
+};
+template <class... X, class LR>
+momentum(const parameter_set<X...>&, LR, double, bool = false) -> momentum<typename parameter_set<X...>::value_type, LR>;
+
+/// Adam (Kingma & Ba) and, with `weight_decay > 0`, AdamW (decoupled: `p *= 1 - lr wd` first,
+/// as PyTorch). At step t (1 for the first): `m = b1 m + (1 - b1) g`, `v = b2 v + (1 - b2) g^2`,
+/// `p -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)`. The bias corrections
+/// `1 / (1 - b^t)` are computed in double, also for float parameters.
+template <class T, class LR = double>
+class adam {
+ public:
+  struct options {
+    double beta1 = 0.9;
+    double beta2 = 0.999;
+    double eps = 1e-8;
+    double weight_decay = 0;  ///< AdamW's decoupled decay (0: plain Adam)
+  };
+  template <class... X>
+  adam(const parameter_set<X...>& params, LR lr, options o = {}) : lr_(lr), o_(o), m_(params), v_(params) {
+    if constexpr (std::is_arithmetic_v<LR>) detail::checked_rate(lr_, 0, "tad::adam(params, lr)");
+    if (!(o.beta1 >= 0 && o.beta1 < 1 && o.beta2 >= 0 && o.beta2 < 1))
+      throw std::invalid_argument("tad::adam(params, lr, options): beta1 and beta2 must be in [0, 1)");
+    if (!(o.eps >= 0)) throw std::invalid_argument("tad::adam(params, lr, options): eps must be non-negative");
+    detail::require_non_negative(o.weight_decay, "tad::adam(params, lr, options): weight_decay");
+  }
+  template <class... X>
+  void apply_gradients(const parameter_set<X...>& params, const gradient_set<T>& grads) {
+    detail::check_sets(params, grads, "tad::adam::apply_gradients");
+    const double lrd = detail::checked_rate(lr_, step_, "tad::adam::apply_gradients");
+    const double t = static_cast<double>(step_ + 1);
+    const T c1 = static_cast<T>(1.0 / (1.0 - std::pow(o_.beta1, t)));  // bias corrections, in double
+    const T c2 = static_cast<T>(1.0 / (1.0 - std::pow(o_.beta2, t)));
+    const T lr = static_cast<T>(lrd), b1 = static_cast<T>(o_.beta1), b2 = static_cast<T>(o_.beta2);
+    const T a1 = static_cast<T>(1.0 - o_.beta1), a2 = static_cast<T>(1.0 - o_.beta2);
+    const T eps = static_cast<T>(o_.eps), decay = static_cast<T>(1.0 - lrd * o_.weight_decay);
+    const bool decoupled = o_.weight_decay > 0;
+    for (std::size_t k = 0; k < params.size; ++k) {
+      T* p = params.data(k).data();
+      const T* g = grads[k].data();
+      T* m = m_[k].data();
+      T* v = v_[k].data();
+      detail::simd_loop<T>(params.length(k), [&](std::size_t i, auto tag) {
+        using V = decltype(tag);
+        const V gv = simd::load_any<V>(g + i);
+        const V mv = V(b1) * simd::load_any<V>(m + i) + V(a1) * gv;
+        const V vv = V(b2) * simd::load_any<V>(v + i) + V(a2) * (gv * gv);
+        simd::store_any(m + i, mv);
+        simd::store_any(v + i, vv);
+        V pv = simd::load_any<V>(p + i);
+        if (decoupled) pv = pv * V(decay);
+        simd::store_any(p + i, pv - V(lr) * (mv * V(c1)) / (math::sqrt(vv * V(c2)) + V(eps)));
+      });
+    }
+    ++step_;
+  }
+  std::size_t steps() const noexcept { return step_; }
+  std::span<const T> first_moment(std::size_t k) noexcept { return m_[k]; }
+  std::span<const T> second_moment(std::size_t k) noexcept { return v_[k]; }
+
+ private:
+  LR lr_;
+  options o_;
+  detail::state_buffer<T> m_, v_;
+  std::size_t step_ = 0;
+};
+template <class... X, class LR>
+adam(const parameter_set<X...>&, LR) -> adam<typename parameter_set<X...>::value_type, LR>;
+template <class... X, class LR, class O>
+adam(const parameter_set<X...>&, LR, O) -> adam<typename parameter_set<X...>::value_type, LR>;
+
+/// AdamW: Adam with decoupled weight decay (`options.weight_decay`, 0.01 by default as PyTorch).
+template <class... X, class LR>
+auto adamw(const parameter_set<X...>& params, LR lr, double weight_decay = 0.01,
+           typename adam<typename parameter_set<X...>::value_type, LR>::options o = {}) {
+  o.weight_decay = weight_decay;
+  return adam<typename parameter_set<X...>::value_type, LR>(params, lr, o);
+}
+
+// ---- a whole step --------------------------------------------------------------------------------
+
+/// Gradient, transforms, update: `compute_gradients`, then `transform.update(grads, params)`,
+/// then (unless a transform skipped the step) `optimizer.apply_gradients(params, grads)`.
+/// Returns the loss value before the update. Allocates nothing.
+template <expression E, class... X, class T, class Tr, class Opt>
+T train_step(const E& loss, const parameter_set<X...>& params, gradient_set<T>& grads, Tr& transform, Opt& optimizer) {
+  static_assert(gradient_transform<Tr, T, parameter_set<X...>>,
+                "tad::train_step(loss, params, grads, transform, optimizer): transform needs "
+                "step_action update(gradient_set<T>&, const parameter_set<...>&)");
+  const T value = compute_gradients(loss, params, grads);
+  if (transform.update(grads, params) == step_action::apply) optimizer.apply_gradients(params, grads);
+  return value;
+}
+
+}  // namespace tad

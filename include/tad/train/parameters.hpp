@@ -1,0 +1,164 @@
+#pragma once
+/// The first stage of a training step: parameters, the storage for their gradients, and
+/// `compute_gradients` (doc/training.md).
+///
+///   std::vector<float> wv(n); float bv = 0;
+///   auto w = tad::var<"w">(wv);
+///   auto b = tad::var<"b">(bv);
+///   tad::parameter_set params(w, b);           // the trainable variables (modifiable storage)
+///   tad::gradient_set grads(params);           // gradient storage, allocated once
+///   float loss = tad::compute_gradients(loss_expression, params, grads);  // no allocation
+
+#include <tad/core/expression.hpp>
+#include <tad/core/leaves.hpp>
+#include <tad/eval/api.hpp>
+
+#include <array>
+#include <cstddef>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+namespace tad {
+
+/// The parameters a training step updates: variables (scalars or arrays, one element type)
+/// that view modifiable storage. A scalar variable must be bound to an lvalue. The set holds
+/// the variables (views), not the data; `data(k)` is the k-th parameter's storage.
+template <class... X>
+class parameter_set {
+  static_assert(sizeof...(X) > 0, "tad::parameter_set(x...): at least one parameter");
+  static_assert((variable<X> && ...), "tad::parameter_set(x...): every parameter must be a variable made by tad::var");
+  static_assert(detail::unique_names_v<X...>, "tad::parameter_set(x...): a parameter is listed twice");
+
+ public:
+  using value_type = std::tuple_element_t<0, std::tuple<typename X::value_type...>>;
+  static_assert((std::is_same_v<typename X::value_type, value_type> && ...),
+                "tad::parameter_set(x...): all parameters must have one element type (float or double)");
+  static constexpr std::size_t size = sizeof...(X);
+
+  /// Throws std::invalid_argument for a scalar parameter bound to an rvalue (a copy that an
+  /// update could not reach).
+  constexpr explicit parameter_set(const X&... x) : vars_(x...) {
+    std::size_t k = 0;
+    ((init(k++, x)), ...);
+  }
+
+  constexpr const std::tuple<X...>& variables() const noexcept { return vars_; }
+  /// The storage of the k-th parameter (its length for arrays, 1 for scalars).
+  std::span<value_type> data(std::size_t k) const noexcept { return {ptr_[k], len_[k]}; }
+  std::size_t length(std::size_t k) const noexcept { return len_[k]; }
+  std::string_view name(std::size_t k) const noexcept { return names_[k]; }
+  /// Total number of scalars.
+  std::size_t total() const noexcept {
+    std::size_t t = 0;
+    for (std::size_t n : len_) t += n;
+    return t;
+  }
+
+ private:
+  template <class V>
+  constexpr void init(std::size_t k, const V& v) {
+    names_[k] = V::name.view();
+    if constexpr (V::is_array) {
+      ptr_[k] = const_cast<value_type*>(v.data);  // parameters view modifiable storage (documented)
+      len_[k] = v.size;
+    } else {
+      if (v.src == nullptr)
+        throw std::invalid_argument("tad::parameter_set: scalar parameter '" + std::string(V::name.view()) +
+                                    "' is a copy; bind it to an lvalue so updates reach it");
+      ptr_[k] = const_cast<value_type*>(v.src);
+      len_[k] = 1;
+    }
+  }
+
+  std::tuple<X...> vars_;
+  std::array<value_type*, sizeof...(X)> ptr_{};
+  std::array<std::size_t, sizeof...(X)> len_{};
+  std::array<std::string_view, sizeof...(X)> names_{};
+};
+
+/// Storage for the gradients of a parameter set: one contiguous buffer (allocated once, or the
+/// caller's), cut into one span per parameter.
+template <class T>
+class gradient_set {
+ public:
+  /// Allocates the storage for `params`' gradients.
+  template <class... X>
+  explicit gradient_set(const parameter_set<X...>& params) : lengths_(params.size) {
+    for (std::size_t k = 0; k < params.size; ++k) lengths_[k] = params.length(k);
+    own_.resize(params.total());
+    cut(own_.data());
+  }
+  /// Uses the caller's storage (at least params.total() elements; not owned).
+  template <class... X>
+  gradient_set(const parameter_set<X...>& params, std::span<T> storage) : lengths_(params.size) {
+    for (std::size_t k = 0; k < params.size; ++k) lengths_[k] = params.length(k);
+    if (storage.size() < params.total())
+      throw std::invalid_argument("tad::gradient_set(params, storage): storage holds " + std::to_string(storage.size()) +
+                                  " elements, the parameters " + std::to_string(params.total()));
+    cut(storage.data());
+  }
+
+  std::size_t size() const noexcept { return spans_.size(); }
+  std::span<T> operator[](std::size_t k) const noexcept { return spans_[k]; }
+  /// Every gradient as one span (parameter after parameter).
+  std::span<T> all() const noexcept { return {base_, total_}; }
+
+ private:
+  void cut(T* p) {
+    base_ = p;
+    total_ = 0;
+    spans_.clear();
+    spans_.reserve(lengths_.size());
+    for (std::size_t n : lengths_) {
+      spans_.emplace_back(p + total_, n);
+      total_ += n;
+    }
+  }
+  std::vector<std::size_t> lengths_;
+  std::vector<T> own_;
+  std::vector<std::span<T>> spans_;
+  T* base_ = nullptr;
+  std::size_t total_ = 0;
+};
+template <class... X>
+gradient_set(const parameter_set<X...>&) -> gradient_set<typename parameter_set<X...>::value_type>;
+template <class... X, class T>
+gradient_set(const parameter_set<X...>&, std::span<T>) -> gradient_set<T>;
+
+namespace detail {
+/// Throws std::invalid_argument unless grads has one gradient of the right length per parameter.
+template <class P, class T>
+void check_sets(const P& params, const gradient_set<T>& grads, const char* api) {
+  if (grads.size() != P::size)
+    throw std::invalid_argument(std::string(api) + ": " + std::to_string(P::size) + " parameters but " +
+                                std::to_string(grads.size()) + " gradients");
+  for (std::size_t k = 0; k < P::size; ++k)
+    if (grads[k].size() != params.length(k))
+      throw std::invalid_argument(std::string(api) + ": the gradient of '" + std::string(params.name(k)) + "' has " +
+                                  std::to_string(grads[k].size()) + " elements, the parameter " +
+                                  std::to_string(params.length(k)));
+}
+}  // namespace detail
+
+/// The loss value; every parameter's gradient goes into `grads`. Allocates nothing. Throws
+/// (before writing anything) when the sets do not match.
+template <expression E, class... X, class T>
+T compute_gradients(const E& loss, const parameter_set<X...>& params, gradient_set<T>& grads) {
+  static_assert(std::is_same_v<T, typename parameter_set<X...>::value_type>,
+                "tad::compute_gradients(loss, params, grads): grads must have the parameters' element type");
+  detail::check_sets(params, grads, "tad::compute_gradients");
+  return [&]<std::size_t... K>(std::index_sequence<K...>) {
+    return grad_into(loss, [&]() {
+      const auto& x = std::get<K>(params.variables());
+      if constexpr (std::remove_cvref_t<decltype(x)>::is_array) return wrt(x, grads[K]);
+      else return wrt(x, grads[K][0]);
+    }()...);
+  }(std::index_sequence_for<X...>{});
+}
+
+}  // namespace tad
