@@ -125,13 +125,14 @@ class sgd {
   template <class... X>
   void apply_gradients(const parameter_set<X...>& params, const gradient_set<T>& grads) {
     detail::check_sets(params, grads, "tad::sgd::apply_gradients");
+    const T gs = grads.pending_scale();  // a deferred clip or scale, applied in the loop
     const T lr = static_cast<T>(detail::checked_rate(lr_, step_, "tad::sgd::apply_gradients"));
     for (std::size_t k = 0; k < params.size; ++k) {
       T* p = params.data(k).data();
-      const T* g = grads[k].data();
+      const T* g = grads.raw(k).data();
       detail::simd_loop<T>(params.length(k), [&](std::size_t i, auto tag) {
         using V = decltype(tag);
-        simd::store_any(p + i, simd::load_any<V>(p + i) - V(lr) * simd::load_any<V>(g + i));
+        simd::store_any(p + i, simd::load_any<V>(p + i) - V(lr) * (simd::load_any<V>(g + i) * V(gs)));
       });
     }
     ++step_;
@@ -159,15 +160,16 @@ class momentum {
   template <class... X>
   void apply_gradients(const parameter_set<X...>& params, const gradient_set<T>& grads) {
     detail::check_sets(params, grads, "tad::momentum::apply_gradients");
+    const T gs = grads.pending_scale();
     const T lr = static_cast<T>(detail::checked_rate(lr_, step_, "tad::momentum::apply_gradients"));
     const T mu = static_cast<T>(mu_);
     for (std::size_t k = 0; k < params.size; ++k) {
       T* p = params.data(k).data();
-      const T* g = grads[k].data();
+      const T* g = grads.raw(k).data();
       T* b = buf_[k].data();
       detail::simd_loop<T>(params.length(k), [&](std::size_t i, auto tag) {
         using V = decltype(tag);
-        const V gv = simd::load_any<V>(g + i);
+        const V gv = simd::load_any<V>(g + i) * V(gs);
         const V bv = V(mu) * simd::load_any<V>(b + i) + gv;
         simd::store_any(b + i, bv);
         const V d = nesterov_ ? gv + V(mu) * bv : bv;
@@ -190,6 +192,14 @@ class momentum {
 template <class... X, class LR>
 momentum(const parameter_set<X...>&, LR, double, bool = false) -> momentum<typename parameter_set<X...>::value_type, LR>;
 
+/// Adam's hyperparameters (PyTorch's defaults).
+struct adam_options {
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0;  ///< AdamW's decoupled decay (0: plain Adam)
+};
+
 /// Adam (Kingma & Ba) and, with `weight_decay > 0`, AdamW (decoupled: `p *= 1 - lr wd` first,
 /// as PyTorch). At step t (1 for the first): `m = b1 m + (1 - b1) g`, `v = b2 v + (1 - b2) g^2`,
 /// `p -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)`. The bias corrections
@@ -197,12 +207,7 @@ momentum(const parameter_set<X...>&, LR, double, bool = false) -> momentum<typen
 template <class T, class LR = double>
 class adam {
  public:
-  struct options {
-    double beta1 = 0.9;
-    double beta2 = 0.999;
-    double eps = 1e-8;
-    double weight_decay = 0;  ///< AdamW's decoupled decay (0: plain Adam)
-  };
+  using options = adam_options;
   template <class... X>
   adam(const parameter_set<X...>& params, LR lr, options o = {}) : lr_(lr), o_(o), m_(params), v_(params) {
     if constexpr (std::is_arithmetic_v<LR>) detail::checked_rate(lr_, 0, "tad::adam(params, lr)");
@@ -214,6 +219,7 @@ class adam {
   template <class... X>
   void apply_gradients(const parameter_set<X...>& params, const gradient_set<T>& grads) {
     detail::check_sets(params, grads, "tad::adam::apply_gradients");
+    const T gs = grads.pending_scale();
     const double lrd = detail::checked_rate(lr_, step_, "tad::adam::apply_gradients");
     const double t = static_cast<double>(step_ + 1);
     const T c1 = static_cast<T>(1.0 / (1.0 - std::pow(o_.beta1, t)));  // bias corrections, in double
@@ -224,12 +230,12 @@ class adam {
     const bool decoupled = o_.weight_decay > 0;
     for (std::size_t k = 0; k < params.size; ++k) {
       T* p = params.data(k).data();
-      const T* g = grads[k].data();
+      const T* g = grads.raw(k).data();
       T* m = m_[k].data();
       T* v = v_[k].data();
       detail::simd_loop<T>(params.length(k), [&](std::size_t i, auto tag) {
         using V = decltype(tag);
-        const V gv = simd::load_any<V>(g + i);
+        const V gv = simd::load_any<V>(g + i) * V(gs);
         const V mv = V(b1) * simd::load_any<V>(m + i) + V(a1) * gv;
         const V vv = V(b2) * simd::load_any<V>(v + i) + V(a2) * (gv * gv);
         simd::store_any(m + i, mv);
@@ -253,13 +259,12 @@ class adam {
 };
 template <class... X, class LR>
 adam(const parameter_set<X...>&, LR) -> adam<typename parameter_set<X...>::value_type, LR>;
-template <class... X, class LR, class O>
-adam(const parameter_set<X...>&, LR, O) -> adam<typename parameter_set<X...>::value_type, LR>;
+template <class... X, class LR>
+adam(const parameter_set<X...>&, LR, adam_options) -> adam<typename parameter_set<X...>::value_type, LR>;
 
 /// AdamW: Adam with decoupled weight decay (`options.weight_decay`, 0.01 by default as PyTorch).
 template <class... X, class LR>
-auto adamw(const parameter_set<X...>& params, LR lr, double weight_decay = 0.01,
-           typename adam<typename parameter_set<X...>::value_type, LR>::options o = {}) {
+auto adamw(const parameter_set<X...>& params, LR lr, double weight_decay = 0.01, adam_options o = {}) {
   o.weight_decay = weight_decay;
   return adam<typename parameter_set<X...>::value_type, LR>(params, lr, o);
 }

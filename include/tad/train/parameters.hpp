@@ -12,6 +12,7 @@
 #include <tad/core/expression.hpp>
 #include <tad/core/leaves.hpp>
 #include <tad/eval/api.hpp>
+#include <tad/simd/batch.hpp>
 
 #include <array>
 #include <cstddef>
@@ -83,6 +84,13 @@ class parameter_set {
 
 /// Storage for the gradients of a parameter set: one contiguous buffer (allocated once, or the
 /// caller's), cut into one span per parameter.
+///
+/// Transforms that only scale every gradient (clip_by_global_norm, scale) do not rewrite the
+/// buffer: they multiply a pending factor, which the optimizer applies in the registers of its
+/// own loop, so a clip costs one reading pass (the norm) instead of two plus a write. Reading
+/// the gradients through `operator[]` or `all()` applies a pending factor first, so every
+/// other reader sees the scaled values; `raw`, `pending_scale` and `defer_scale` are for
+/// transforms and optimizers that fuse it (doc/training.md).
 template <class T>
 class gradient_set {
  public:
@@ -102,11 +110,41 @@ class gradient_set {
                                   " elements, the parameters " + std::to_string(params.total()));
     cut(storage.data());
   }
+  gradient_set(const gradient_set&) = delete;  // the spans point into own_
+  gradient_set& operator=(const gradient_set&) = delete;
 
   std::size_t size() const noexcept { return spans_.size(); }
-  std::span<T> operator[](std::size_t k) const noexcept { return spans_[k]; }
-  /// Every gradient as one span (parameter after parameter).
-  std::span<T> all() const noexcept { return {base_, total_}; }
+  /// The k-th gradient (a pending scale is applied first).
+  std::span<T> operator[](std::size_t k) {
+    settle();
+    return spans_[k];
+  }
+  /// Every gradient as one span, parameter after parameter (a pending scale is applied first).
+  std::span<T> all() {
+    settle();
+    return {base_, total_};
+  }
+
+  /// The stored values of the k-th gradient, without the pending scale.
+  std::span<T> raw(std::size_t k) const noexcept { return spans_[k]; }
+  std::span<T> raw_all() const noexcept { return {base_, total_}; }
+  /// The factor the stored values still have to be multiplied by (1 when none).
+  T pending_scale() const noexcept { return pending_; }
+  /// Multiplies every gradient by s, lazily.
+  void defer_scale(T s) noexcept { pending_ *= s; }
+  /// Forgets the pending scale (the stored values are about to be overwritten).
+  void reset_scale() noexcept { pending_ = T(1); }
+  /// Applies the pending scale to the stored values now.
+  void settle() {
+    if (pending_ == T(1)) return;
+    const T s = pending_;
+    using B = simd::batch<T>;
+    constexpr std::size_t W = B::size;
+    std::size_t i = 0;
+    for (; i + W <= total_; i += W) simd::store(base_ + i, simd::load(base_ + i) * B(s));
+    for (; i < total_; ++i) base_[i] *= s;
+    pending_ = T(1);
+  }
 
  private:
   void cut(T* p) {
@@ -124,6 +162,7 @@ class gradient_set {
   std::vector<std::span<T>> spans_;
   T* base_ = nullptr;
   std::size_t total_ = 0;
+  T pending_ = T(1);
 };
 template <class... X>
 gradient_set(const parameter_set<X...>&) -> gradient_set<typename parameter_set<X...>::value_type>;
@@ -138,9 +177,9 @@ void check_sets(const P& params, const gradient_set<T>& grads, const char* api) 
     throw std::invalid_argument(std::string(api) + ": " + std::to_string(P::size) + " parameters but " +
                                 std::to_string(grads.size()) + " gradients");
   for (std::size_t k = 0; k < P::size; ++k)
-    if (grads[k].size() != params.length(k))
+    if (grads.raw(k).size() != params.length(k))
       throw std::invalid_argument(std::string(api) + ": the gradient of '" + std::string(params.name(k)) + "' has " +
-                                  std::to_string(grads[k].size()) + " elements, the parameter " +
+                                  std::to_string(grads.raw(k).size()) + " elements, the parameter " +
                                   std::to_string(params.length(k)));
 }
 }  // namespace detail
@@ -152,11 +191,12 @@ T compute_gradients(const E& loss, const parameter_set<X...>& params, gradient_s
   static_assert(std::is_same_v<T, typename parameter_set<X...>::value_type>,
                 "tad::compute_gradients(loss, params, grads): grads must have the parameters' element type");
   detail::check_sets(params, grads, "tad::compute_gradients");
+  grads.reset_scale();
   return [&]<std::size_t... K>(std::index_sequence<K...>) {
     return grad_into(loss, [&]() {
       const auto& x = std::get<K>(params.variables());
-      if constexpr (std::remove_cvref_t<decltype(x)>::is_array) return wrt(x, grads[K]);
-      else return wrt(x, grads[K][0]);
+      if constexpr (std::remove_cvref_t<decltype(x)>::is_array) return wrt(x, grads.raw(K));
+      else return wrt(x, grads.raw(K)[0]);
     }()...);
   }(std::index_sequence_for<X...>{});
 }

@@ -132,16 +132,14 @@ class clip_by_norm {
 class clip_by_global_norm {
  public:
   explicit clip_by_global_norm(double c) : c_(c) { detail::require_non_negative(c, "tad::clip_by_global_norm(c): c"); }
+  /// One reading pass (the norm); the scaling is deferred to the optimizer's loop.
   template <class T, class P>
   step_action update(gradient_set<T>& g, const P&) {
-    double ss = 0;
-    for (std::size_t k = 0; k < g.size(); ++k) ss += detail::sum_of_squares<T>(g[k]);
-    norm_ = std::sqrt(ss);
+    norm_ = std::sqrt(detail::sum_of_squares<T>(g.raw_all())) * std::abs(static_cast<double>(g.pending_scale()));
     if (!std::isfinite(norm_)) {
-      detail::transform_each(g.all(), [](auto v) { return decltype(v)(std::numeric_limits<T>::quiet_NaN()); });
+      g.defer_scale(std::numeric_limits<T>::quiet_NaN());  // every entry NaN, as TensorFlow
     } else if (norm_ > c_) {
-      const T s = static_cast<T>(c_ / norm_);
-      detail::transform_each(g.all(), [&](auto v) { return v * decltype(v)(s); });
+      g.defer_scale(static_cast<T>(c_ / norm_));
     }
     return step_action::apply;
   }
@@ -158,8 +156,7 @@ class scale {
   explicit scale(double k) : k_(k) {}
   template <class T, class P>
   step_action update(gradient_set<T>& g, const P&) const {
-    const T k = static_cast<T>(k_);
-    detail::transform_each(g.all(), [&](auto v) { return v * decltype(v)(k); });
+    g.defer_scale(static_cast<T>(k_));  // applied by the optimizer's loop (or the next reader)
     return step_action::apply;
   }
 
@@ -178,6 +175,7 @@ class add_decayed_weights {
     const T wd = static_cast<T>(wd_);
     using B = simd::batch<T>;
     constexpr std::size_t W = B::size;
+    g.settle();
     for (std::size_t k = 0; k < g.size(); ++k) {
       const std::span<T> gk = g[k], pk = params.data(k);
       std::size_t i = 0;
@@ -198,7 +196,9 @@ class skip_if_not_finite {
  public:
   template <class T, class P>
   step_action update(gradient_set<T>& g, const P&) {
-    if (detail::all_finite<T>(g.all())) return step_action::apply;
+    // Finite after the pending scale s: every stored value finite and s finite (0 * inf is
+    // caught as the inf).
+    if (detail::all_finite<T>(g.raw_all()) && std::isfinite(g.pending_scale())) return step_action::apply;
     ++skipped_;
     return step_action::skip;
   }
