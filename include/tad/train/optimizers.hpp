@@ -2,6 +2,7 @@
 /// The last stage of a training step: optimizers (state allocated once, parameters updated in
 /// place in SIMD loops), learning-rate schedules, and `train_step` (doc/training.md).
 
+#include <tad/config.hpp>
 #include <tad/gradient/schedule.hpp>
 #include <tad/simd/math.hpp>
 #include <tad/simd/batch.hpp>
@@ -103,7 +104,7 @@ struct state_buffer {
 
 /// f(i, batch-or-scalar kind) over [0, n): f receives the index and a tag of the value type.
 template <class T, class F>
-void simd_loop(std::size_t n, F&& f) {
+TAD_INLINE void simd_loop(std::size_t n, F&& f) {
   using B = simd::batch<T>;
   constexpr std::size_t W = B::size;
   std::size_t i = 0;
@@ -130,7 +131,7 @@ class sgd {
     for (std::size_t k = 0; k < params.size; ++k) {
       T* p = params.data(k).data();
       const T* g = grads.raw(k).data();
-      detail::simd_loop<T>(params.length(k), [&](std::size_t i, auto tag) {
+      detail::simd_loop<T>(params.length(k), [&](std::size_t i, auto tag) TAD_INLINE_LAMBDA {
         using V = decltype(tag);
         simd::store_any(p + i, simd::load_any<V>(p + i) - V(lr) * (simd::load_any<V>(g + i) * V(gs)));
       });
@@ -167,7 +168,7 @@ class momentum {
       T* p = params.data(k).data();
       const T* g = grads.raw(k).data();
       T* b = buf_[k].data();
-      detail::simd_loop<T>(params.length(k), [&](std::size_t i, auto tag) {
+      detail::simd_loop<T>(params.length(k), [&](std::size_t i, auto tag) TAD_INLINE_LAMBDA {
         using V = decltype(tag);
         const V gv = simd::load_any<V>(g + i) * V(gs);
         const V bv = V(mu) * simd::load_any<V>(b + i) + gv;
@@ -233,15 +234,14 @@ class adam {
       const T* g = grads.raw(k).data();
       T* m = m_[k].data();
       T* v = v_[k].data();
-      detail::simd_loop<T>(params.length(k), [&](std::size_t i, auto tag) {
+      detail::simd_loop<T>(params.length(k), [&](std::size_t i, auto tag) TAD_INLINE_LAMBDA {
         using V = decltype(tag);
         const V gv = simd::load_any<V>(g + i) * V(gs);
         const V mv = V(b1) * simd::load_any<V>(m + i) + V(a1) * gv;
         const V vv = V(b2) * simd::load_any<V>(v + i) + V(a2) * (gv * gv);
         simd::store_any(m + i, mv);
         simd::store_any(v + i, vv);
-        V pv = simd::load_any<V>(p + i);
-        if (decoupled) pv = pv * V(decay);
+        const V pv = decoupled ? simd::load_any<V>(p + i) * V(decay) : simd::load_any<V>(p + i);
         simd::store_any(p + i, pv - V(lr) * (mv * V(c1)) / (math::sqrt(vv * V(c2)) + V(eps)));
       });
     }
