@@ -306,3 +306,23 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(deferred_scales_reach_the_optimizer_and_readers, T
     for (std::size_t i = 0; i < n; ++i) BOOST_TEST(tad_test::close(double(grads[0][i]), 2 * double(pb[i]), tol<T>()));
   }
 }
+
+BOOST_AUTO_TEST_CASE(train_step_with_temporaries_tuples_and_bad_schedules) {
+  double av = 1, bv = 2;
+  auto vars = std::tuple{tad::var<"a">(av), tad::var<"b">(bv)};
+  tad::parameter_set params(vars);  // from a tuple of variables
+  tad::gradient_set grads(params);
+  const auto loss = std::get<0>(vars) * std::get<1>(vars);  // d/da = b, d/db = a
+  tad::sgd opt(params, [](std::size_t step) { return step == 0 ? 0.5 : -1.0; });
+  const double v = tad::train_step(loss, params, grads, tad::identity_transform{}, opt);  // a temporary transform
+  BOOST_TEST(v == 2.0);
+  BOOST_TEST(av == 1 - 0.5 * 2);
+  BOOST_TEST(bv == 2 - 0.5 * 1);
+  // The schedule's next rate is negative: train_step throws before computing anything.
+  grads[0][0] = 42;
+  tad::skip_if_not_finite skip;
+  BOOST_CHECK_THROW(tad::train_step(loss, params, grads, skip, opt), std::invalid_argument);
+  BOOST_TEST(grads[0][0] == 42.0);
+  BOOST_TEST(av == 0.0);
+  BOOST_TEST(opt.steps() == 1u);
+}

@@ -139,6 +139,8 @@ class sgd {
     ++step_;
   }
   std::size_t steps() const noexcept { return step_; }
+  /// The learning rate of the next step; throws std::invalid_argument if it is negative or NaN.
+  double learning_rate() const { return detail::checked_rate(lr_, step_, "tad::sgd"); }
 
  private:
   LR lr_;
@@ -180,6 +182,8 @@ class momentum {
     ++step_;
   }
   std::size_t steps() const noexcept { return step_; }
+  /// The learning rate of the next step; throws std::invalid_argument if it is negative or NaN.
+  double learning_rate() const { return detail::checked_rate(lr_, step_, "tad::momentum"); }
   /// The momentum buffer of the k-th parameter.
   std::span<const T> buffer(std::size_t k) noexcept { return buf_[k]; }
 
@@ -248,6 +252,8 @@ class adam {
     ++step_;
   }
   std::size_t steps() const noexcept { return step_; }
+  /// The learning rate of the next step; throws std::invalid_argument if it is negative or NaN.
+  double learning_rate() const { return detail::checked_rate(lr_, step_, "tad::adam"); }
   std::span<const T> first_moment(std::size_t k) noexcept { return m_[k]; }
   std::span<const T> second_moment(std::size_t k) noexcept { return v_[k]; }
 
@@ -274,11 +280,13 @@ auto adamw(const parameter_set<X...>& params, LR lr, double weight_decay = 0.01,
 /// Gradient, transforms, update: `compute_gradients`, then `transform.update(grads, params)`,
 /// then (unless a transform skipped the step) `optimizer.apply_gradients(params, grads)`.
 /// Returns the loss value before the update. Allocates nothing.
+/// A learning rate that the schedule makes invalid for this step throws before anything runs.
 template <expression E, class... X, class T, class Tr, class Opt>
-T train_step(const E& loss, const parameter_set<X...>& params, gradient_set<T>& grads, Tr& transform, Opt& optimizer) {
-  static_assert(gradient_transform<Tr, T, parameter_set<X...>>,
+T train_step(const E& loss, const parameter_set<X...>& params, gradient_set<T>& grads, Tr&& transform, Opt& optimizer) {
+  static_assert(gradient_transform<std::remove_cvref_t<Tr>, T, parameter_set<X...>>,
                 "tad::train_step(loss, params, grads, transform, optimizer): transform needs "
                 "step_action update(gradient_set<T>&, const parameter_set<...>&)");
+  if constexpr (requires { optimizer.learning_rate(); }) static_cast<void>(optimizer.learning_rate());
   const T value = compute_gradients(loss, params, grads);
   if (transform.update(grads, params) == step_action::apply) optimizer.apply_gradients(params, grads);
   return value;

@@ -48,6 +48,10 @@ class parameter_set {
     ((init(k++, x)), ...);
   }
 
+  /// From a tuple of variables (e.g. built by a fold over indices).
+  constexpr explicit parameter_set(const std::tuple<X...>& t)
+      : parameter_set(std::make_from_tuple<parameter_set>(t)) {}
+
   constexpr const std::tuple<X...>& variables() const noexcept { return vars_; }
   /// The storage of the k-th parameter (its length for arrays, 1 for scalars).
   std::span<value_type> data(std::size_t k) const noexcept { return {ptr_[k], len_[k]}; }
@@ -81,6 +85,9 @@ class parameter_set {
   std::array<std::size_t, sizeof...(X)> len_{};
   std::array<std::string_view, sizeof...(X)> names_{};
 };
+
+template <class... X>
+parameter_set(const std::tuple<X...>&) -> parameter_set<X...>;
 
 /// Storage for the gradients of a parameter set: one contiguous buffer (allocated once, or the
 /// caller's), cut into one span per parameter.
