@@ -32,6 +32,9 @@ static_assert(tad::gradient_check([](auto x) { return tad::abs(x); }, pts));   /
 static_assert(tad::gradient_check([](auto x) { return tad::relu(x); }, pts));
 static_assert(tad::gradient_check([](auto x) { return -x + tad::identity(x) * 2.0; }, pts));
 static_assert(tad::gradient_check([](auto x) { return 1.0 / x; }, pos));
+// Piecewise-constant ops: a zero gradient, away from their jumps.
+constexpr std::array off_jumps{-1.3, -0.4, 0.3, 0.9, 2.1};
+static_assert(tad::gradient_check([](auto x) { return tad::sign(x) + tad::round(x) + tad::floor(x) + tad::ceil(x); }, off_jumps));
 // ---- binary ops, two variables ------------------------------------------------------------------
 constexpr std::array pairs{std::array{0.7, -1.2}, std::array{1.9, 0.4}, std::array{0.3, 2.2}};
 static_assert(tad::gradient_check([](auto x, auto y) { return x + y; }, pairs));
