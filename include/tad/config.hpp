@@ -15,7 +15,9 @@
 #if defined(__GNUC__) || defined(__clang__)
 #define TAD_INLINE __attribute__((always_inline)) inline
 #define TAD_INLINE_LAMBDA __attribute__((always_inline))
+#define TAD_FLATTEN __attribute__((always_inline, flatten))
 #else
 #define TAD_INLINE inline
 #define TAD_INLINE_LAMBDA
+#define TAD_FLATTEN
 #endif
