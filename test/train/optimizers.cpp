@@ -172,7 +172,9 @@ BOOST_AUTO_TEST_CASE(bad_rates_and_mismatched_sets_throw_and_change_nothing) {
   auto x = tad::var<"x">(a);
   auto y = tad::var<"y">(b);
   auto z = tad::var<"s">(s);
-  tad::parameter_set pxy(x, y), px(x), pxz(x, z);
+  tad::parameter_set pxy(x, y);
+  tad::parameter_set px(x);
+  tad::parameter_set pxz(x, z);
   BOOST_CHECK_THROW(tad::sgd(pxy, -0.1), std::invalid_argument);
   BOOST_CHECK_THROW(tad::adam(pxy, std::nan("")), std::invalid_argument);
   BOOST_CHECK_THROW(tad::momentum(pxy, 0.1, 1.0), std::invalid_argument);
