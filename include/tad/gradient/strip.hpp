@@ -81,28 +81,18 @@ constexpr auto strip(const E& e) {
 
 }  // namespace detail
 
-/// `strip_gradient_modifiers(e)`: e with its true derivative everywhere (see above).
-template <class E>
-constexpr auto strip_gradient_modifiers(const E& e) {
-  if constexpr (detail::poisoned_v<E>) {
-    return detail::invalid_expression{};
-  } else if constexpr (!expression<E>) {
-    static_assert(expression<E>, "tad::strip_gradient_modifiers(e): e must be a tad expression");
-    return detail::invalid_expression{};
-  } else {
-    return detail::strip<false>(e);
-  }
-}
+/// `strip_gradient_modifiers(e)`: e with its true derivative everywhere (see above);
 /// `strip_gradient_modifiers(e, keep_stop_gradient)`: the same, but stop_gradient stays.
-template <class E>
-constexpr auto strip_gradient_modifiers(const E& e, keep_stop_gradient_t) {
+template <class E, class... Keep>
+  requires(sizeof...(Keep) <= 1 && (std::is_same_v<Keep, keep_stop_gradient_t> && ...))
+constexpr auto strip_gradient_modifiers(const E& e, Keep...) {
   if constexpr (detail::poisoned_v<E>) {
     return detail::invalid_expression{};
   } else if constexpr (!expression<E>) {
     static_assert(expression<E>, "tad::strip_gradient_modifiers(e): e must be a tad expression");
     return detail::invalid_expression{};
   } else {
-    return detail::strip<true>(e);
+    return detail::strip<sizeof...(Keep) == 1>(e);
   }
 }
 
