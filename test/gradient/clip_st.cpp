@@ -178,3 +178,23 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(straight_through_scalars_and_reductions, T, reals)
     grad_test::expect_all(gx, std::vector<double>(n, 2.0 + 1.0 / double(n)), grad_test::tol<T>(), "d/dx");
   }
 }
+
+// The trick with b made of variables only is built as straight_through: value f exactly.
+using TrickX = tad::array_var<"x", double>;
+static_assert(std::is_same_v<decltype(TrickX{} + tad::stop_gradient(tad::round(TrickX{}) - TrickX{})),
+                             decltype(tad::straight_through(tad::round(TrickX{}), TrickX{}))>);
+static_assert(std::is_same_v<decltype(tad::stop_gradient(tad::round(TrickX{}) - TrickX{}) + TrickX{}),
+                             decltype(tad::straight_through(tad::round(TrickX{}), TrickX{}))>);
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(straight_through_trick_is_exact_for_variables, T, reals) {
+  for (std::size_t n : lengths) {
+    auto xb = grad_test::data<T>(n, -3, 3);
+    if (n > 2) xb[2] = T(1e7);  // b + (f - b) would lose f's low bits here in float
+    auto x = tad::var<"x">(xb.cspan());
+    std::vector<T> out(n);
+    tad::evaluate(x + tad::stop_gradient(tad::round(x) - x), out);
+    grad_test::expect_all(out, grad_test::map(xb, [](double a) { return double(T(std::nearbyint(a))); }), 0, "value is round(x)");
+    auto [v, g] = tad::grad(tad::sum(tad::square(tad::stop_gradient(tad::round(x) - x) + x)), x);
+    grad_test::expect_all(g, grad_test::map(xb, [](double a) { return 2 * std::nearbyint(a); }), grad_test::tol<T>(), "2 round(x)");
+  }
+}

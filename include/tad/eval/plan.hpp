@@ -69,7 +69,7 @@ struct reduction_info {
 
 template <class W, class E>
 constexpr void collect(reduction_info* out, std::size_t slot, int depth) {
-  if constexpr (!is_leaf_v<E> && props<E>::reductions > 0) {  // (no walk where nothing is found)
+  if constexpr (!is_leaf_v<E>) {
     constexpr bool is_red = props<E>::is_reduction;
     std::size_t s = slot;
     static_for<E::arity>([&](auto k) {
@@ -95,7 +95,7 @@ constexpr void collect(reduction_info* out, std::size_t slot, int depth) {
 /// Calls `f.template operator()<Slot>(r)` for every reduction node r of e, in post-order.
 template <std::size_t Slot, class E, class F>
 TAD_INLINE constexpr void visit_reductions(const E& e, F& f) {
-  if constexpr (!is_leaf_v<E> && props<E>::reductions > 0) {
+  if constexpr (!is_leaf_v<E>) {
     static_for<E::arity>([&](auto k) TAD_INLINE_LAMBDA { visit_reductions<child_slot<E, k.value, Slot>()>(child<k.value>(e), f); });
     if constexpr (props<E>::is_reduction) f.template operator()<Slot + props<E>::reductions - 1>(e);
   }

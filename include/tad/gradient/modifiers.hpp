@@ -6,7 +6,9 @@
 #include <tad/core/expression.hpp>
 #include <tad/core/leaves.hpp>
 #include <tad/core/zero.hpp>
+#include <tad/detail/static_for.hpp>
 #include <tad/ops/adjoints.hpp>
+#include <tad/ops/arithmetic.hpp>
 #include <tad/ops/make.hpp>
 #include <tad/simd/batch.hpp>
 
@@ -191,6 +193,42 @@ constexpr auto straight_through(const F& f, const B& b) {
   } else {
     return detail::make<straight_through_op>(f, b);
   }
+}
+
+namespace detail {
+/// Is E made of variables and literals only (no data a leaf could hold differently)? Two such
+/// expressions of one type are the same expression, given one name means one variable.
+template <class E>
+constexpr bool data_free() {
+  if constexpr (is_leaf_v<E>) {
+    return E::is_variable || requires { E::num; };
+  } else if constexpr (!std::is_empty_v<typename E::op_type>) {
+    return false;
+  } else {
+    bool r = true;
+    static_for<E::arity>([&](auto k) { r = r && data_free<child_t<k.value, E>>(); });
+    return r;
+  }
+}
+}  // namespace detail
+
+/// The straight-through trick `b + stop_gradient(f - b)` (either order), with `b` made of
+/// variables and literals only, is built as `straight_through(f, b)`: the same gradient, the
+/// value `f` exactly (the trick as written can differ from f in the last bit), and the loop
+/// of a hand-written straight-through estimator instead of two more operations per element.
+/// With constants in `b` tad cannot know at compile time that both b's are the same, and
+/// computes the trick as written. See gradient-surgery.md.
+template <class B, class F>
+  requires(detail::data_free<B>())
+constexpr auto operator+(const B& b, const node<stop_gradient_op, node<sub_op, F, B>>& s) {
+  detail::check_bindings(b, s);  // one name, one variable: the two b's are bound alike
+  return straight_through(s.arg.lhs, b);
+}
+template <class B, class F>
+  requires(detail::data_free<B>())
+constexpr auto operator+(const node<stop_gradient_op, node<sub_op, F, B>>& s, const B& b) {
+  detail::check_bindings(s, b);
+  return straight_through(s.arg.lhs, b);
 }
 
 }  // namespace tad

@@ -78,6 +78,12 @@ constexpr V select(const M& m, const V& a, const V& b) noexcept {
   }
 }
 
+/// True when a lane of the mask is set.
+template <class M>
+inline bool any(const M& m) noexcept {
+  return xsimd::any(m);
+}
+
 /// Converts a mask to 1 (true) or 0 (false) in the value type `V`.
 template <class V, class M>
 constexpr V mask_to_value(const M& m) noexcept {

@@ -53,7 +53,9 @@ constexpr X exp(X x) noexcept {
     // xsimd 8.1 returns 0 below the smallest normal result and inf above ~exp(709.43) (float:
     // exp(88.38)): e^x = (e^(x/2))^2 there
     using T = simd::scalar_of_t<X>;
+    // The fix runs only when a lane needs it (a well-predicted branch in tad's loops).
     const auto far = simd::abs(x) > simd::splat<X>(std::is_same_v<T, float> ? 87.0 : 708.0);
+    if (__builtin_expect(!simd::any(far), 1)) return simd::exp(x);
     const X e = simd::exp(simd::select(far, x * simd::splat<X>(0.5), x));
     return simd::select(far, e * e, e);
   } else {
@@ -95,6 +97,7 @@ constexpr X expm1(X x) noexcept {
     // xsimd 8.1 returns inf above ~709.43 (float: 88.38): e^x - 1 = e (e + 2), e = e^(x/2) - 1
     using T = simd::scalar_of_t<X>;
     const auto big = x > simd::splat<X>(std::is_same_v<T, float> ? 87.0 : 708.0);
+    if (__builtin_expect(!simd::any(big), 1)) return simd::expm1(x);  // the usual case
     const X e = simd::expm1(simd::select(big, x * simd::splat<X>(0.5), x));
     return simd::select(big, e * (e + simd::splat<X>(2)), e);
   } else {
