@@ -2,7 +2,7 @@
 // Nesterov), Adam and AdamW against their update formulas evaluated here in long double (not
 // the library's code), for float and double, array parameters at every length around the SIMD
 // width (unaligned) plus a scalar; schedules; bad learning rates and mismatched sets.
-#include <support/check.hpp>
+#include <train/common.hpp>
 
 #include <tad/tad.hpp>
 
@@ -17,10 +17,7 @@ namespace {
 using tad_test::lengths;
 using tad_test::reals;
 
-template <class T>
-double tol() {
-  return std::is_same_v<T, float> ? 2e-6 : 1e-14;
-}
+using train_test::tol;
 
 /// A parameter set of one array (length n) and one scalar, their data, and gradients.
 template <class T>

@@ -4,7 +4,7 @@
 // and optimizer state bit-identical; compute_gradients and train_step; user-defined
 // transforms; bad arguments throw; no allocation in a training step after construction.
 #include <support/alloc_counter.hpp>
-#include <support/check.hpp>
+#include <train/common.hpp>
 
 #include <tad/tad.hpp>
 
@@ -19,10 +19,7 @@ namespace {
 using tad_test::lengths;
 using tad_test::reals;
 
-template <class T>
-double tol() {
-  return std::is_same_v<T, float> ? 2e-6 : 1e-14;
-}
+using train_test::tol;
 
 /// Two array parameters (lengths n and n + 3) and a scalar, with gradients loaded from g.
 template <class T>

@@ -102,15 +102,6 @@ struct state_buffer {
   std::span<T> operator[](std::size_t k) noexcept { return {data.data() + offset[k], offset[k + 1] - offset[k]}; }
 };
 
-/// f(i, batch-or-scalar kind) over [0, n): f receives the index and a tag of the value type.
-template <class T, class F>
-TAD_INLINE void simd_loop(std::size_t n, F&& f) {
-  using B = simd::batch<T>;
-  constexpr std::size_t W = B::size;
-  std::size_t i = 0;
-  for (; i + W <= n; i += W) f(i, B{});
-  for (; i < n; ++i) f(i, T{});
-}
 }  // namespace detail
 
 // ---- optimizers --------------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 ///   tad::gradient_set grads(params);           // gradient storage, allocated once
 ///   float loss = tad::compute_gradients(loss_expression, params, grads);  // no allocation
 
+#include <tad/config.hpp>
 #include <tad/core/expression.hpp>
 #include <tad/core/leaves.hpp>
 #include <tad/eval/api.hpp>
@@ -89,6 +90,27 @@ class parameter_set {
 template <class... X>
 parameter_set(const std::tuple<X...>&) -> parameter_set<X...>;
 
+namespace detail {
+/// The one loop shape of the training stages: `f(i, V{})` for every full batch
+/// (V = simd::batch<T>) and then every tail element (V = T) of [0, n).
+template <class T, class F>
+TAD_INLINE void simd_loop(std::size_t n, F&& f) {
+  constexpr std::size_t W = simd::batch<T>::size;
+  std::size_t i = 0;
+  for (; i + W <= n; i += W) f(i, simd::batch<T>{});
+  for (; i < n; ++i) f(i, T{});
+}
+/// s[i] = f(s[i]) over batches and the tail, in place.
+template <class T, class F>
+void transform_each(std::span<T> s, F&& f) {
+  T* p = s.data();
+  simd_loop<T>(s.size(), [&](std::size_t i, auto tag) TAD_INLINE_LAMBDA {
+    using V = decltype(tag);
+    simd::store_any(p + i, f(simd::load_any<V>(p + i)));
+  });
+}
+}  // namespace detail
+
 /// Storage for the gradients of a parameter set: one contiguous buffer (allocated once, or the
 /// caller's), cut into one span per parameter.
 ///
@@ -145,11 +167,7 @@ class gradient_set {
   void settle() {
     if (pending_ == T(1)) return;
     const T s = pending_;
-    using B = simd::batch<T>;
-    constexpr std::size_t W = B::size;
-    std::size_t i = 0;
-    for (; i + W <= total_; i += W) simd::store(base_ + i, simd::load(base_ + i) * B(s));
-    for (; i < total_; ++i) base_[i] *= s;
+    detail::transform_each(raw_all(), [&](auto v) { return v * decltype(v)(s); });
     pending_ = T(1);
   }
 

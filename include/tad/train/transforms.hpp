@@ -32,16 +32,6 @@ concept gradient_transform = requires(Tr& t, gradient_set<T>& g, const P& p) {
 
 namespace detail {
 
-/// f(v) for every batch and every tail element of s (V = batch<T> or T), in place.
-template <class T, class F>
-void transform_each(std::span<T> s, F&& f) {
-  using B = simd::batch<T>;
-  constexpr std::size_t W = B::size;
-  std::size_t i = 0;
-  for (; i + W <= s.size(); i += W) simd::store(s.data() + i, f(simd::load(s.data() + i)));
-  for (; i < s.size(); ++i) s[i] = f(s[i]);
-}
-
 /// Sum of squares of s, accumulated in T lanes and returned in double.
 template <class T>
 double sum_of_squares(std::span<const T> s) {
@@ -173,15 +163,14 @@ class add_decayed_weights {
   template <class T, class P>
   step_action update(gradient_set<T>& g, const P& params) const {
     const T wd = static_cast<T>(wd_);
-    using B = simd::batch<T>;
-    constexpr std::size_t W = B::size;
     g.settle();
     for (std::size_t k = 0; k < g.size(); ++k) {
-      const std::span<T> gk = g[k], pk = params.data(k);
-      std::size_t i = 0;
-      for (; i + W <= gk.size(); i += W)
-        simd::store(gk.data() + i, simd::fma(B(wd), simd::load(pk.data() + i), simd::load(gk.data() + i)));
-      for (; i < gk.size(); ++i) gk[i] += wd * pk[i];
+      T* gk = g.raw(k).data();
+      const T* pk = params.data(k).data();
+      detail::simd_loop<T>(params.length(k), [&](std::size_t i, auto tag) TAD_INLINE_LAMBDA {
+        using V = decltype(tag);
+        simd::store_any(gk + i, simd::load_any<V>(gk + i) + V(wd) * simd::load_any<V>(pk + i));
+      });
     }
     return step_action::apply;
   }
