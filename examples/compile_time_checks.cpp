@@ -97,6 +97,6 @@ int main() {
     check("gradcheck: d/dw is right", result.variables[1].failures == 0);
     check("gradcheck: passes the right one", good.ok);
   }
-  std::printf("%s\n", failures ? "FAILED" : "all checks passed");
-  return failures ? 1 : 0;
+  std::printf("%s\n", failures != 0 ? "FAILED" : "all checks passed");
+  return failures != 0 ? 1 : 0;
 }

@@ -208,6 +208,6 @@ int main() {
     check("stripped: gradient", gt, 12.0);
     check("stripped, stops kept: gradient", gs, 6.0);
   }
-  std::printf("%s\n", failures ? "FAILED" : "all checks passed");
-  return failures ? 1 : 0;
+  std::printf("%s\n", failures != 0 ? "FAILED" : "all checks passed");
+  return failures != 0 ? 1 : 0;
 }

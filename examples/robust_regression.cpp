@@ -135,6 +135,6 @@ int main() {
   check("unclipped fit: |w - 2| > 1 (pulled by the outliers)", std::abs(r_plain.w - true_w) > 1);
   check("clipped fit: inlier rmse < 0.1, 5x below the unclipped one",
         r_clip.inlier_rmse < 0.1 && 5 * r_clip.inlier_rmse < r_plain.inlier_rmse);
-  std::printf("%s\n", failures ? "FAILED" : "all checks passed");
-  return failures ? 1 : 0;
+  std::printf("%s\n", failures != 0 ? "FAILED" : "all checks passed");
+  return failures != 0 ? 1 : 0;
 }

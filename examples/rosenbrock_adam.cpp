@@ -101,6 +101,6 @@ int main() {
   check("Adam: |x - (1, ..., 1)| < 1e-3", plain.distance < 1e-3);
   check("Adam with clip_by_global_norm: final loss < 1e-8", clipped.loss < 1e-8);
   check("Adam with clip_by_global_norm: |x - (1, ..., 1)| < 1e-3", clipped.distance < 1e-3);
-  std::printf("%s\n", failures ? "FAILED" : "all checks passed");
-  return failures ? 1 : 0;
+  std::printf("%s\n", failures != 0 ? "FAILED" : "all checks passed");
+  return failures != 0 ? 1 : 0;
 }

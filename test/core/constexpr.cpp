@@ -18,7 +18,7 @@ static_assert(std::get<1>(poly_result) == 2.0 * 2.0 * 5.0 + 3.0 + 5.0 / 4.0);
 static_assert(std::get<2>(poly_result) == 4.0 - 0.5);
 
 // Transcendental ops run on tad's constexpr math fallbacks: compare with closed forms.
-constexpr double near(double a, double b) { return (a - b < 0 ? b - a : a - b) <= 1e-12 * (b < 0 ? -b : b) + 1e-300; }
+constexpr bool near(double a, double b) { return (a - b < 0 ? b - a : a - b) <= 1e-12 * (b < 0 ? -b : b) + 1e-300; }
 constexpr auto trig() {
   double v = 0.0;
   auto x = tad::var<"x">(v);

@@ -98,8 +98,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(pow_zero_gradient_conventions, T, types) {
   // and b >= 0 (instead of 0 * log(0) = NaN).
   auto a = make_data<T>(true, 0.5, 2, false, 17, 1);
   auto b = make_data<T>(true, 0.5, 2, false, 17, 2);
-  for (const std::size_t i : {0, 5, 9, 16}) b[i] = 0;
-  for (const std::size_t i : {5, 9, 12}) a[i] = 0;
+  for (const std::size_t i : {0u, 5u, 9u, 16u}) b[i] = 0;
+  for (const std::size_t i : {5u, 9u, 12u}) a[i] = 0;
   b[12] = T(1.5);  // 0^0.5: finite
   const result r = grad_of<T, sum_of<pow_fn>, arr, arr>(two<T>(a, b));
   std::vector<double> da, db;
@@ -127,7 +127,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(max_min_ties_split_evenly, T, types) {
   // Elementwise ties (in the first batch, a later batch and the tail) give each side half.
   auto x = make_data<T>(true, -2, 2, false, 19, 1);
   auto y = make_data<T>(true, -2, 2, false, 19, 2);
-  for (const std::size_t i : {0, 5, 9, 18}) y[i] = x[i];
+  for (const std::size_t i : {0u, 5u, 9u, 18u}) y[i] = x[i];
   const result rmax = grad_of<T, sum_of<max_fn>, arr, arr>(two<T>(x, y));
   const result rmin = grad_of<T, sum_of<min_fn>, arr, arr>(two<T>(x, y));
   std::vector<double> max_dx, max_dy, min_dx, min_dy;
@@ -170,8 +170,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(max_min_propagate_nan, T, types) {
   // NaN in either position, in SIMD lanes and the tail, and for scalars.
   auto x = make_data<T>(true, -2, 2, false, 19, 1);
   auto y = make_data<T>(true, -2, 2, false, 19, 2);
-  for (const std::size_t i : {0, 9, 17}) x[i] = T(quiet_nan);
-  for (const std::size_t i : {2, 12, 18}) y[i] = T(quiet_nan);
+  for (const std::size_t i : {0u, 9u, 17u}) x[i] = T(quiet_nan);
+  for (const std::size_t i : {2u, 12u, 18u}) y[i] = T(quiet_nan);
   const auto xv = tad::var<"x">(x.span());
   const auto yv = tad::var<"y">(y.span());
   std::vector<double> want_max, want_min;

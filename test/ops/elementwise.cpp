@@ -72,7 +72,7 @@ void check_unary_impl(const std::string& name, const grad_fn<T>& scalar, const v
     }
   }
   auto b = make_data<T>(true, d.lo, d.hi, d.mixed, 19, 13);
-  for (const std::size_t i : {0, 5, 9, 17}) b[i] = T(quiet_nan);  // in batches of 4 and 8, and the tail
+  for (const std::size_t i : {0u, 5u, 9u, 17u}) b[i] = T(quiet_nan);  // in batches of 4 and 8, and the tail
   check_values(b.span(), "values with NaN");
 }
 
@@ -157,8 +157,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(abs_relu_sign_at_zero, T, types) {
   // abs'(0) = relu'(0) = 0 and sign(0) = 0 (PyTorch), for +0 and -0, in the first batch, a
   // later batch and the scalar tail, and for a scalar variable.
   auto in = make_data<T>(true, 0.05, 3, true, 19, 21);
-  for (const std::size_t i : {0, 11}) in[i] = T(0);
-  for (const std::size_t i : {6, 18}) in[i] = T(-0.0);
+  for (const std::size_t i : {0u, 11u}) in[i] = T(0);
+  for (const std::size_t i : {6u, 18u}) in[i] = T(-0.0);
   const auto x = tad::var<"x">(in.span());
   std::vector<double> sgn, pos;
   for (const T xi : in) {

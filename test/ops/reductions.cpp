@@ -125,7 +125,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(empty_arrays, T, types) {
 }
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(norm_gradient_at_zero_vector_is_zero, T, types) {
-  for (const std::size_t n : {1, 4, 5, 8, 17, 1000}) {
+  for (const std::size_t n : {1u, 4u, 5u, 8u, 17u, 1000u}) {
     tad_test::buffer<T> b(n);
     std::fill(b.begin(), b.end(), T(0));
     std::span<T> s = b.span();
@@ -138,7 +138,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(norm_gradient_at_zero_vector_is_zero, T, types) {
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(max_min_ties_share_the_gradient, T, types) {
   // k tied extrema get 1/k each, in SIMD lanes and the tail; everything else 0.
-  for (const std::size_t n : {1, 7, 19, 40}) {
+  for (const std::size_t n : {1u, 7u, 19u, 40u}) {
     for (const bool is_max : {true, false}) {
       auto b = make_data<T>(true, -1, 1, false, n, unsigned(n));
       std::vector<std::size_t> at;
@@ -167,7 +167,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(max_min_ties_share_the_gradient, T, types) {
 }
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(max_min_propagate_nan, T, types) {
-  for (const std::size_t at : {0, 5, 9, 16, 18}) {
+  for (const std::size_t at : {0u, 5u, 9u, 16u, 18u}) {
     auto b = make_data<T>(true, -1, 1, false, 19, 3);
     b[at] = T(quiet_nan);
     std::span<T> s = b.span();
@@ -182,7 +182,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(logsumexp_is_stable, T, types) {
   // negated; length 2 runs the scalar tail only.
   const double tol = 16 * std::numeric_limits<T>::epsilon();
   for (const double sign : {1.0, -1.0}) {
-    for (const std::size_t reps : {1, 9, 20}) {
+    for (const std::size_t reps : {1u, 9u, 20u}) {
       tad_test::buffer<T> b(2 * reps);
       for (std::size_t i = 0; i < 2 * reps; ++i) b[i] = T(sign * (i % 2 ? 1001 : 1000));
       std::span<T> s = b.span();
@@ -198,7 +198,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(logsumexp_is_stable, T, types) {
     }
   }
   // All -infinity: -infinity (value and grad, scalar path and SIMD lanes).
-  for (const std::size_t n : {1, 3, 8, 17}) {
+  for (const std::size_t n : {1u, 3u, 8u, 17u}) {
     tad_test::buffer<T> b(n);
     std::fill(b.begin(), b.end(), T(-infinity));
     std::span<T> s = b.span();

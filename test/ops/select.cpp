@@ -146,8 +146,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(comparisons_with_nan, T, types) {
   // NaN in x and in y, in SIMD batches and in the tail: only != holds.
   auto x = tie_data<T>(19, 5);
   auto y = tie_data<T>(19, 6);
-  for (const std::size_t i : {0, 5, 9, 17}) x[i] = T(quiet_nan);
-  for (const std::size_t i : {2, 12, 18}) y[i] = T(quiet_nan);
+  for (const std::size_t i : {0u, 5u, 9u, 17u}) x[i] = T(quiet_nan);
+  for (const std::size_t i : {2u, 12u, 18u}) y[i] = T(quiet_nan);
   const std::array<std::span<T>, 2> d{x.span(), y.span()};
   const auto want = [&](auto cmp) {
     std::vector<double> w;
@@ -210,7 +210,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(where_gradient_goes_to_the_chosen_branch, T, types
   // Exact, with the mask's ties (x == y goes to the second branch).
   auto x = make_data<T>(true, -2, 2, false, 19, 5);
   auto y = make_data<T>(true, -2, 2, false, 19, 6);
-  for (const std::size_t i : {1, 8, 17}) y[i] = x[i];
+  for (const std::size_t i : {1u, 8u, 17u}) y[i] = x[i];
   T s = T(1.25);
   const std::array<std::span<T>, 2> dxy{x.span(), y.span()};
   const std::array<std::span<T>, 2> dxs{x.span(), std::span<T>(&s, 1)};
@@ -241,7 +241,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(where_gradient_goes_to_the_chosen_branch, T, types
 BOOST_AUTO_TEST_CASE_TEMPLATE(where_values, T, types) {
   // Numbers as branches, and an array/array selection with NaN in the mask's input.
   auto x = tie_data<T>(23, 7);
-  for (const std::size_t i : {2, 11, 21}) x[i] = T(quiet_nan);
+  for (const std::size_t i : {2u, 11u, 21u}) x[i] = T(quiet_nan);
   auto y = make_data<T>(true, -2, 2, false, 23, 8);
   const auto xv = tad::var<"x">(x.span());
   const auto yv = tad::var<"y">(y.span());
@@ -278,8 +278,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(clamp_at_and_beyond_the_bounds, T, types) {
   // The gradient passes to x inside [lo, hi] including exactly at lo and hi (PyTorch), is 0
   // outside; lo (hi) gets it where x is strictly below (above). Values and NaN too.
   auto x = make_data<T>(true, -3, 3, false, 21, 9);
-  for (const std::size_t i : {0, 6, 13, 20}) x[i] = T(-1);
-  for (const std::size_t i : {3, 9, 17}) x[i] = T(1);
+  for (const std::size_t i : {0u, 6u, 13u, 20u}) x[i] = T(-1);
+  for (const std::size_t i : {3u, 9u, 17u}) x[i] = T(1);
   std::array<T, 2> bounds{T(-1), T(1)};
   const std::array<std::span<T>, 1> dx{x.span()};
   const std::array<std::span<T>, 3> d{x.span(), std::span<T>(&bounds[0], 1), std::span<T>(&bounds[1], 1)};
@@ -300,7 +300,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(clamp_at_and_beyond_the_bounds, T, types) {
   expect_close(rs.grads[2][0], ghi, 0, "d/dhi clamp(x, lo, hi)");
   expect_close(rn.value, value, 1e-5, "sum(clamp(x, -1, 1))");
   const auto xv = tad::var<"x">(x.span());
-  for (const std::size_t i : {2, 10, 19}) {
+  for (const std::size_t i : {2u, 10u, 19u}) {
     x[i] = T(quiet_nan);
     values[i] = quiet_nan;
   }

@@ -50,7 +50,8 @@ void fill(tad::gradient_set<T>& g, unsigned seed, double lo, double hi) {
 void expect_same(const std::vector<double>& got, const std::vector<double>& want, double tol, const char* what) {
   BOOST_TEST_REQUIRE(got.size() == want.size());
   std::size_t bad = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) bad += tad_test::close(got[i], want[i], tol) ? 0 : 1;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (!tad_test::close(got[i], want[i], tol)) ++bad;
   BOOST_TEST(bad == 0u, what << ": " << bad << " of " << got.size() << " entries differ");
 }
 

@@ -145,7 +145,7 @@ gradcheck_variable gradcheck_one(const ED& ed, gradcheck_store& store, const X& 
     const auto v = x.value();
     src = store.var(X::name.view(), &v, 1);
   }
-  double* p = const_cast<double*>(src);  // the store's own copy
+  double* p = const_cast<double*>(src);  // NOLINT(cppcoreguidelines-pro-type-const-cast): the store's own copy
   for (std::size_t i = 0; i < r.size; ++i) {
     const double v = p[i];
     const double h = o.eps * std::max(1.0, std::abs(v));

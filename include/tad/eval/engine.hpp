@@ -371,7 +371,7 @@ class engine {
     constexpr std::size_t W_ = simd::width<T>;
     const std::size_t n = ctx_.n;
     compute_invariants<K, A>();
-    std::array<acc<B>, U> ab;
+    std::array<acc<B>, U> ab;  // NOLINT(cppcoreguidelines-pro-type-member-init): assigned below
     for (auto& a : ab) a = make_acc<B>();
     local l{e_, ctx_, {}, out_};
     for (std::size_t k = 0; k < NV; ++k) l.outs[k] = outs_[k];

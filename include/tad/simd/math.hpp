@@ -211,7 +211,7 @@ constexpr auto isnan(X x) noexcept {
   if constexpr (simd::is_batch_v<X>) {
     return simd::isnan(x);
   } else {
-    return x != x;
+    return x != x;  // NOLINT(misc-redundant-expression): the constexpr NaN test
   }
 }
 /// NaN if either argument is NaN, else the larger (`a` when they compare equal).

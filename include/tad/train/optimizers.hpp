@@ -39,9 +39,9 @@ struct constant_schedule {
 /// `init * rate^(step / decay_steps)` (TensorFlow's ExponentialDecay); with `staircase` the
 /// exponent is rounded down.
 struct exponential_decay {
-  double init;
-  double rate;
-  std::size_t decay_steps;
+  double init = 0;
+  double rate = 1;
+  std::size_t decay_steps = 0;  // must be set: 0 throws
   bool staircase = false;
   double operator()(std::size_t step) const {
     if (decay_steps == 0) throw std::invalid_argument("tad::exponential_decay: decay_steps must be positive");
@@ -54,8 +54,8 @@ struct exponential_decay {
 /// `init * ((1 - alpha) (1 + cos(pi t / total)) / 2 + alpha)` with t = min(step, total)
 /// (TensorFlow's CosineDecay, optax's cosine_decay_schedule).
 struct cosine_decay {
-  double init;
-  std::size_t total_steps;
+  double init = 0;
+  std::size_t total_steps = 0;  // must be set: 0 throws
   double alpha = 0;
   double operator()(std::size_t step) const {
     if (total_steps == 0) throw std::invalid_argument("tad::cosine_decay: total_steps must be positive");
@@ -67,7 +67,7 @@ struct cosine_decay {
 /// The gradient-reversal strength of issue 3's schedule, `reversal_strength(step / total,
 /// gamma)`, for `reverse_gradient(e, constant_ref(lambda))`.
 struct reversal_schedule {
-  std::size_t total_steps;
+  std::size_t total_steps = 0;  // must be set: 0 throws
   double gamma = 10;
   double operator()(std::size_t step) const {
     if (total_steps == 0) throw std::invalid_argument("tad::reversal_schedule: total_steps must be positive");

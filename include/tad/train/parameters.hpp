@@ -70,13 +70,14 @@ class parameter_set {
   constexpr void init(std::size_t k, const V& v) {
     names_[k] = V::name.view();
     if constexpr (V::is_array) {
-      ptr_[k] = const_cast<value_type*>(v.data);  // parameters view modifiable storage (documented)
+      // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): parameters view modifiable storage (documented)
+      ptr_[k] = const_cast<value_type*>(v.data);
       len_[k] = v.size;
     } else {
       if (v.src == nullptr)
         throw std::invalid_argument("tad::parameter_set: scalar parameter '" + std::string(V::name.view()) +
                                     "' is a copy; bind it to an lvalue so updates reach it");
-      ptr_[k] = const_cast<value_type*>(v.src);
+      ptr_[k] = const_cast<value_type*>(v.src);  // NOLINT(cppcoreguidelines-pro-type-const-cast): as above
       len_[k] = 1;
     }
   }
@@ -141,6 +142,9 @@ class gradient_set {
   }
   gradient_set(const gradient_set&) = delete;  // the spans point into own_
   gradient_set& operator=(const gradient_set&) = delete;
+  gradient_set(gradient_set&&) = delete;
+  gradient_set& operator=(gradient_set&&) = delete;
+  ~gradient_set() = default;
 
   std::size_t size() const noexcept { return spans_.size(); }
   /// The k-th gradient (a pending scale is applied first).

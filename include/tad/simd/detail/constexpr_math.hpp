@@ -9,6 +9,7 @@
 #include <tad/simd/detail/trig_reduction.hpp>
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 
 namespace tad::math::detail {
@@ -25,7 +26,7 @@ inline constexpr double inv_ln2 = 0x1.71547652b82fep+0;
 inline constexpr std::array<dd, 26> inv_factorial = [] {
   std::array<dd, 26> c{};
   c[0] = {1.0, 0.0};
-  for (int i = 1; i < 26; ++i) c[i] = c[i - 1] / static_cast<double>(i);
+  for (std::size_t i = 1; i < 26; ++i) c[i] = c[i - 1] / static_cast<double>(i);
   return c;
 }();
 
@@ -39,7 +40,7 @@ constexpr exp_split exp_reduce(dd z) noexcept {
   r = r + z.lo;
   r = r + -k * ln2_3;  // |r| <= ln2 / 2: expm1(r) = r (1 + r / 2! + ... + r^19 / 20!)
   dd p = inv_factorial[20];
-  for (int i = 19; i >= 1; --i) p = p * r + inv_factorial[i];
+  for (std::size_t i = 19; i >= 1; --i) p = p * r + inv_factorial[i];
   return {static_cast<int>(k), p * r};
 }
 
@@ -62,7 +63,7 @@ constexpr scaled_dd exp_neg(double a) noexcept {
 /// 1 / (2i + 1) in double-double.
 inline constexpr std::array<dd, 17> inv_odd = [] {
   std::array<dd, 17> c{};
-  for (int i = 0; i < 17; ++i) c[i] = dd{1.0, 0.0} / static_cast<double>(2 * i + 1);
+  for (std::size_t i = 0; i < 17; ++i) c[i] = dd{1.0, 0.0} / static_cast<double>(2 * i + 1);
   return c;
 }();
 
@@ -71,7 +72,7 @@ constexpr dd log1p_kernel(dd f) noexcept {
   const dd s = f / (dd{2.0, 0.0} + f);
   const dd s2 = s * s;
   dd p = inv_odd[16];  // atanh(s) = s (1 + s^2 / 3 + ... + s^32 / 33)
-  for (int i = 15; i >= 0; --i) p = p * s2 + inv_odd[i];
+  for (std::size_t i = 16; i-- > 0;) p = p * s2 + inv_odd[i];
   const dd a = p * s;
   return {2.0 * a.hi, 2.0 * a.lo};
 }
@@ -104,14 +105,14 @@ constexpr dd log1p_dd(dd a) noexcept {
 constexpr dd sin_kernel(dd r) noexcept {
   const dd r2 = r * r;
   dd p = inv_factorial[25];
-  for (int i = 23; i >= 1; i -= 2) p = -(p * r2) + inv_factorial[i];
+  for (std::size_t i = 25; i >= 3; i -= 2) p = -(p * r2) + inv_factorial[i - 2];  // i - 2 = 23, 21, ..., 1
   return p * r;
 }
 /// cos(r) in double-double for |r| <= ~pi/4: 1 - r^2 / 2! + ... + r^24 / 24!.
 constexpr dd cos_kernel(dd r) noexcept {
   const dd r2 = r * r;
   dd p = inv_factorial[24];
-  for (int i = 22; i >= 0; i -= 2) p = -(p * r2) + inv_factorial[i];
+  for (std::size_t i = 24; i >= 2; i -= 2) p = -(p * r2) + inv_factorial[i - 2];  // i - 2 = 22, 20, ..., 0
   return p;
 }
 
@@ -177,14 +178,14 @@ constexpr double sin(double x) noexcept {
   if (is_nan(x) || is_inf(x)) return nan_v;
   if (mag(x) < 0x1p-26) return x;
   const auto [q, r] = reduce_pio2(x);
-  const dd v = (q & 1) ? cos_kernel(r) : sin_kernel(r);
+  const dd v = (q & 1) != 0 ? cos_kernel(r) : sin_kernel(r);
   return q >= 2 ? -v.hi : v.hi;
 }
 constexpr double cos(double x) noexcept {
   if (is_nan(x) || is_inf(x)) return nan_v;
   if (mag(x) < 0x1p-27) return 1.0;
   const auto [q, r] = reduce_pio2(x);
-  const dd v = (q & 1) ? sin_kernel(r) : cos_kernel(r);
+  const dd v = (q & 1) != 0 ? sin_kernel(r) : cos_kernel(r);
   return q == 1 || q == 2 ? -v.hi : v.hi;
 }
 constexpr double tan(double x) noexcept {
@@ -192,7 +193,7 @@ constexpr double tan(double x) noexcept {
   if (mag(x) < 0x1p-27) return x;
   const auto [q, r] = reduce_pio2(x);
   const dd s = sin_kernel(r), c = cos_kernel(r);
-  return (q & 1) ? -(c / s).hi : (s / c).hi;
+  return (q & 1) != 0 ? -(c / s).hi : (s / c).hi;
 }
 constexpr double tanh(double x) noexcept {
   const double a = mag(x);
@@ -289,10 +290,12 @@ template <class T> constexpr T sign(T x) noexcept {
 }
 /// NaN if either argument is NaN, else the larger (`a` when they compare equal).
 template <class T> constexpr T max(T a, T b) noexcept {
+  // NOLINTNEXTLINE(misc-redundant-expression): x != x is the constexpr NaN test
   return a != a ? a : b != b ? b : a < b ? b : a;
 }
 /// NaN if either argument is NaN, else the smaller (`a` when they compare equal).
 template <class T> constexpr T min(T a, T b) noexcept {
+  // NOLINTNEXTLINE(misc-redundant-expression): x != x is the constexpr NaN test
   return a != a ? a : b != b ? b : b < a ? b : a;
 }
 

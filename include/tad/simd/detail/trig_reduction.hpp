@@ -69,7 +69,7 @@ constexpr quadrant_reduced reduce_payne_hanek(double a) noexcept {
   const std::uint64_t top = (std::uint64_t{1} << w) - 1;
   p[len - 1] &= top;
   double sign = 1.0;
-  if ((p[len - 1] >> (w - 1)) & 1) {  // F >= 1/2: round q up and use 1 - F (no cancellation)
+  if (((p[len - 1] >> (w - 1)) & 1) != 0) {  // F >= 1/2: round q up and use 1 - F (no cancellation)
     q = (q + 1) & 3;
     sign = -1.0;
     std::uint64_t carry = 1;
