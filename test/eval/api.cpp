@@ -1,4 +1,4 @@
-// Entry points: grad, grad_into, value, evaluate, vjp; bad input; no allocation; threads.
+// Entry points: grad, grad_into, value, evaluate, vjp; bad input; no allocation (threads: test/threads/).
 
 #include "support/alloc_counter.hpp"
 #include "support/check.hpp"
@@ -7,10 +7,8 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include <atomic>
 #include <cmath>
 #include <stdexcept>
-#include <thread>
 #include <vector>
 
 BOOST_AUTO_TEST_SUITE(api)
@@ -206,38 +204,6 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(vjp_is_the_seeded_gradient, T, reals) {
   }
   std::vector<T> xs(3), short_seed(2);
   BOOST_CHECK_THROW(tad::vjp(tad::var<"x">(xs) * T(2), short_seed, tad::var<"x">(xs)), tad::shape_error);
-}
-
-BOOST_AUTO_TEST_CASE(eight_threads_evaluate_one_expression_concurrently) {
-  const std::size_t n = 1000;
-  std::vector<double> xs(n);
-  for (std::size_t i = 0; i < n; ++i) xs[i] = std::sin(double(i));
-  auto x = tad::var<"x">(xs);
-  const auto e = tad::logsumexp(x) + tad::sum(tad::square(x - tad::mean(x)));
-  const auto reference = tad::grad(e, x);
-  const double v0 = std::get<0>(reference);
-  const std::vector<double>& g0 = std::get<1>(reference);
-  std::vector<std::thread> threads;
-  std::atomic<int> mismatches{0};
-  for (int t = 0; t < 8; ++t) {
-    threads.emplace_back([&] {
-      std::vector<double> g(n);
-      for (int rep = 0; rep < 200; ++rep) {
-        const double v = tad::grad_into(e, tad::wrt(x, g));
-        if (v != v0 || g != g0) ++mismatches;
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  BOOST_TEST(mismatches.load() == 0);
-  // Independent check of one element: softmax + 2 (x - mean) (the mean's own adjoint sums to 0).
-  double m = 0, z = 0;
-  for (double v : xs) m += v;
-  m /= double(n);
-  double mx = -INFINITY;
-  for (double v : xs) mx = std::max(mx, v);
-  for (double v : xs) z += std::exp(v - mx);
-  BOOST_TEST(tad_test::close(g0[7], std::exp(xs[7] - mx) / z + 2 * (xs[7] - m), 1e-9));
 }
 
 BOOST_AUTO_TEST_CASE(loop_free_terms_leave_sums_without_changing_values) {

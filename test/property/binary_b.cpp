@@ -1,0 +1,10 @@
+// b(u(x), y) and b(x, u(y)) for the binary ops pow min max and every unary op (common.hpp).
+#include "common.hpp"
+
+namespace {
+using binary_ops = std::tuple<tad_prop::b_pow, tad_prop::b_min, tad_prop::b_max>;
+}  // namespace
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(binary_op_with_every_unary_op_on_either_side, B, binary_ops) {
+  tad_prop::check_binary<B>(tad_prop::seed_of(B::name));
+}
