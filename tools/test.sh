@@ -1,54 +1,109 @@
 #!/usr/bin/env bash
-# Builds and runs the whole test suite: tests, compile-fail tests, header self-containment,
-# consumer projects and examples.
+# Builds and runs the whole test suite (what CI runs: .ci/run calls it with no arguments).
 #
-#   tools/test.sh           g++ (build/test-gcc, benchmarks compiled too) and then clang++
-#                           (build/test-clang, no benchmarks)
-#   tools/test.sh --quick   g++ only
+#   tools/test.sh                  every stage below, in order
+#   tools/test.sh --quick          the gcc stage only
+#   tools/test.sh --stage S[,S..]  only the named stages (e.g. --stage tsan,tidy)
 #
-# Each compiler: configure (Ninja, RelWithDebInfo with CMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2:
-# optimized, asserts on, no debug info), cmake --build -j 2 (ninja -k 0: report every
-# failing TU, not just the first), ctest --output-on-failure -j 2.
-# Installs missing Debian packages first when run as root (see tools/common.sh).
-# Exits non-zero if any stage of any compiler fails; a failing compiler does not stop the
-# next one from running.
+# Stages (doc/testing.md lists what each checks and how long it takes):
+#   gcc        g++, -march=native: every test (incl. test/property), compile-fail tests,
+#              headers, consumers, examples, fuzz corpus replay; benchmarks compiled
+#   clang-san  clang++, -march=native, AddressSanitizer + UndefinedBehaviorSanitizer: every
+#              test area but test/property, compile-fail tests, examples, and libFuzzer on
+#              the seed corpus for TAD_FUZZ_SECONDS (default 60)
+#   sse2       g++ for the baseline x86-64 (SSE2, no -march): the test areas whose code
+#              depends on the SIMD width (ops, eval, simd, gradient, train), fuzz corpus
+#              replay, and isa.compare: the gcc stage's native results within tolerance
+#   tsan       clang++ with ThreadSanitizer: test/threads
+#   tidy       clang-tidy (.clang-tidy) over the public headers and the examples
+#
+# Each build stage: configure build/test-<stage> (Ninja, -O2 without debug info, warnings as
+# errors incl. -Wshadow -Wconversion -Wsign-conversion), cmake --build -j 2 (ninja -k 0),
+# ctest -j 2. Missing Debian packages are installed first when run as root (tools/common.sh).
+# Exits non-zero if any stage fails; a failing stage does not stop the next one.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-quick=0
-for arg in "$@"; do
-  case $arg in
-    --quick) quick=1 ;;
-    -h|--help) sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "tools/test.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
+all_stages=(gcc clang-san sse2 tsan tidy)
+stages=("${all_stages[@]}")
+while (($#)); do
+  case $1 in
+    --quick) stages=(gcc) ;;
+    --stage)
+      [[ $# -ge 2 ]] || { echo "tools/test.sh: --stage needs a list (${all_stages[*]})" >&2; exit 2; }
+      IFS=, read -r -a stages <<<"$2"
+      shift ;;
+    -h|--help) sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "tools/test.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
+  shift
+done
+for s in "${stages[@]}"; do
+  [[ " ${all_stages[*]} " == *" $s "* ]] || { echo "tools/test.sh: unknown stage '$s' (${all_stages[*]})" >&2; exit 2; }
 done
 
 tad_require_packages
 
 # Plain Boost.Test output in CI logs (no ANSI colour codes).
 if [[ ${CI:-} == true ]]; then export BOOST_TEST_COLOR_OUTPUT=no; fi
+# Sanitizer reports stop the process with a non-zero exit (the builds also pass
+# -fno-sanitize-recover=all); leaks are errors too.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 
 clangxx=clang++
 command -v "$clangxx" >/dev/null 2>&1 || clangxx=clang++-14
+clang_tidy=clang-tidy
+command -v "$clang_tidy" >/dev/null 2>&1 || clang_tidy=clang-tidy-14
 
-# run_compiler <name> <c++ compiler> <benchmarks ON|OFF>
-run_compiler() {
-  local name=$1 cxx=$2 bench=$3 dir="$tad_root/build/test-$1"
+# build_and_test <stage> <c++ compiler> <ctest args (one string)> <targets (one string)> -- <cmake args...>
+build_and_test() {
+  local name=$1 cxx=$2 ctest_args=$3 targets=$4 dir="$tad_root/build/test-$1"
+  shift 5
+  local target_args=()
+  for t in $targets; do target_args+=(--target "$t"); done
   tad_stage "$name: configure ($cxx)" cmake -S "$tad_root" -B "$dir" -G Ninja \
-      -DCMAKE_CXX_COMPILER="$cxx" \
-      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 \
-      -DTAD_BUILD_TESTS=ON -DTAD_BUILD_EXAMPLES=ON -DTAD_BUILD_BENCHMARKS="$bench" &&
-  tad_stage "$name: build" cmake --build "$dir" -j 2 -- -k 0 &&
-  tad_stage "$name: test" ctest --test-dir "$dir" --output-on-failure --no-tests=error -j 2
+      -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 "$@" &&
+  tad_stage "$name: build" cmake --build "$dir" -j 2 "${target_args[@]}" -- -k 0 &&
+  # shellcheck disable=SC2086  # ctest_args is a list of words
+  tad_stage "$name: test" ctest --test-dir "$dir" --output-on-failure --no-tests=error -j 2 $ctest_args
+}
+
+run_stage() {
+  case $1 in
+    gcc)
+      build_and_test gcc g++ "" "" -- -DTAD_BUILD_TESTS=ON -DTAD_BUILD_EXAMPLES=ON -DTAD_BUILD_BENCHMARKS=ON ;;
+    clang-san)
+      build_and_test clang-san "$clangxx" "-LE consumer" "" -- -DTAD_BUILD_TESTS=ON -DTAD_BUILD_EXAMPLES=ON \
+        -DTAD_BUILD_BENCHMARKS=OFF -DTAD_PROPERTY_TESTS=OFF -DTAD_HEADER_TESTS=OFF \
+        -DTAD_SANITIZE=address,undefined -DTAD_FUZZ=ON ;;
+    sse2)
+      # Compared with the native build's results when the gcc stage has written them.
+      local reference="$tad_root/build/test-gcc/isa_dump.txt"
+      if [[ -f $reference ]]; then
+        echo "==> sse2: isa.compare checks the results against $reference"
+      else
+        echo "==> sse2: no $reference (run the gcc stage first): isa.compare is skipped"
+        reference=""
+      fi
+      build_and_test sse2 g++ "-R ^(test\.(ops|eval|simd|gradient|train)|isa\.(dump|compare))$" \
+        "test.ops test.eval test.simd test.gradient test.train isa_dump" -- -DTAD_BUILD_TESTS=ON \
+        -DTAD_BUILD_EXAMPLES=OFF -DTAD_BUILD_BENCHMARKS=OFF -DTAD_NATIVE=OFF -DTAD_ISA_REFERENCE="$reference" ;;
+    tsan)
+      build_and_test tsan "$clangxx" "-R ^test\.threads$" "test.threads" -- -DTAD_BUILD_TESTS=ON \
+        -DTAD_BUILD_EXAMPLES=OFF -DTAD_BUILD_BENCHMARKS=OFF -DTAD_SANITIZE=thread ;;
+    tidy)
+      tad_stage "tidy: clang-tidy" "$tad_root/tools/tidy.sh" "$clang_tidy" "$clangxx" ;;
+  esac
 }
 
 total_start=$(tad_now)
 failed=()
-run_compiler gcc g++ ON || failed+=(gcc)
-if ((!quick)); then
-  run_compiler clang "$clangxx" OFF || failed+=(clang)
-fi
+for s in "${stages[@]}"; do
+  run_stage "$s" || failed+=("$s")
+done
 
 echo "==> total: $(tad_elapsed "$total_start" "$(tad_now)") s"
 if ((${#failed[@]})); then
