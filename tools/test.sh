@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Builds and runs the whole test suite (what CI runs: .ci/run calls it with no arguments).
 #
-#   tools/test.sh                  every stage below, in order
+#   tools/test.sh                  the CI stages: gcc, sse2, tsan, tidy
+#   tools/test.sh --all            every stage below, in order
 #   tools/test.sh --quick          the gcc stage only
-#   tools/test.sh --stage S[,S..]  only the named stages (e.g. --stage tsan,tidy)
+#   tools/test.sh --stage S[,S..]  only the named stages (e.g. --stage clang-san)
+#
+# clang-san is not in CI yet: it takes longer than the other stages together and has not
+# been run to the end on a quiet machine (doc/testing.md, "Stages").
 #
 # Stages (doc/testing.md lists what each checks and how long it takes):
 #   gcc        g++, -march=native: every test (incl. test/property), compile-fail tests,
@@ -12,8 +16,8 @@
 #              test area but test/property, compile-fail tests, examples, and libFuzzer on
 #              the seed corpus for TAD_FUZZ_SECONDS (default 60)
 #   sse2       g++ for the baseline x86-64 (SSE2, no -march): the test areas whose code
-#              depends on the SIMD width (ops, eval, simd, gradient, train), fuzz corpus
-#              replay, and isa.compare: the gcc stage's native results within tolerance
+#              depends on the SIMD width (ops, eval, simd, gradient, train), and
+#              isa.compare: the gcc stage's native results within tolerance
 #   tsan       clang++ with ThreadSanitizer: test/threads
 #   tidy       clang-tidy (.clang-tidy) over the public headers and the examples
 #
@@ -25,15 +29,16 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 all_stages=(gcc clang-san sse2 tsan tidy)
-stages=("${all_stages[@]}")
+stages=(gcc sse2 tsan tidy)
 while (($#)); do
   case $1 in
+    --all) stages=("${all_stages[@]}") ;;
     --quick) stages=(gcc) ;;
     --stage)
       [[ $# -ge 2 ]] || { echo "tools/test.sh: --stage needs a list (${all_stages[*]})" >&2; exit 2; }
       IFS=, read -r -a stages <<<"$2"
       shift ;;
-    -h|--help) sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "tools/test.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
