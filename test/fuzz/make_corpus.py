@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus of the expression fuzzer (test/fuzz/corpus/).
+
+    python3 test/fuzz/make_corpus.py [--family-size N] [--out DIR]
+
+Input format (test/fuzz/README.md, expressions.cpp `decode_header` and `value_stream`):
+    byte 0  expression (modulo the family size)
+    byte 1  bit 0 double (else float), bit 1 long array (1000 + byte 3 % 64 elements),
+            bit 2 padding values positive only
+    byte 2  bits 0-2 misalignment of x in elements, bits 3-5 of y
+    byte 3  length (modulo 71) unless long
+    then    values s, k, lo, hi, x[0..n), y[0..n): 3 bytes each (selector, 16-bit payload,
+            little endian); past the end of the input the fuzzer pads with moderate values.
+
+For every expression: moderate values of mixed sign, moderate positive values (the domains of
+log, sqrt, pow, so central differences run), and special values (NaN, +-inf, +-0, subnormals,
+huge, tiny, ties, points near k pi/2 and exp's thresholds, reversed clip bounds), at lengths
+around the SIMD widths and all misalignments; every fourth expression also at a long length.
+Deterministic: the same files every run. Python 3 standard library only.
+"""
+
+import argparse
+import os
+import random
+
+# The number of entries of `family` in expressions.cpp (`fuzz.replay --list` prints them).
+FAMILY_SIZE = 59
+LENGTHS = [0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17]
+
+# Selector kinds (the low 7 bits of a value's first byte; bit 7 is the sign).
+NAN, INF, ZERO, DENORM_MIN, SUBNORMAL, MIN, MAX, E30, HUGE, TINY, SMALL = range(64, 75)
+NEAR_PI2, TIE_PREV, TIE_PARTNER, ANY_FINITE, EXP_THRESHOLD = range(75, 80)
+INT_OR_HALF = 80
+LARGE = 88
+
+
+def value(kind, negative=False, payload=0):
+    payload &= 0xFFFF
+    return bytes([(0x80 if negative else 0) | kind, payload & 0xFF, payload >> 8])
+
+
+def moderate(rng, positive=False):
+    """(1 + f) 2^e with e in [-9, 3]: |v| in [0.002, 16)."""
+    e = rng.randrange(13)  # kind % 13 == e + 9
+    return value(e, negative=(not positive and rng.random() < 0.5), payload=rng.randrange(65536))
+
+
+def special(rng):
+    kind = rng.choice([NAN, INF, ZERO, DENORM_MIN, SUBNORMAL, MIN, MAX, E30, HUGE, TINY, SMALL,
+                       NEAR_PI2, TIE_PREV, TIE_PARTNER, ANY_FINITE, EXP_THRESHOLD, INT_OR_HALF,
+                       LARGE + rng.randrange(4)])
+    return value(kind, negative=rng.random() < 0.5, payload=rng.randrange(65536))
+
+
+def header(expr, dbl, n, offx, offy, pad_positive=False):
+    flags = (1 if dbl else 0) | (4 if pad_positive else 0)
+    if n >= 1000:
+        flags |= 2
+        length = n - 1000
+    else:
+        length = n
+    return bytes([expr, flags, offx | (offy << 3), length])
+
+
+def scalars(rng, positive, specials):
+    """s, k, lo, hi: moderate (lo < 0 < hi), or special (clip bounds may be reversed or NaN)."""
+    if specials:
+        return b"".join(special(rng) if rng.random() < 0.6 else moderate(rng) for _ in range(4))
+    s = moderate(rng, positive)
+    k = moderate(rng)
+    lo = value(rng.randrange(13), negative=True, payload=rng.randrange(65536))
+    hi = value(rng.randrange(13), negative=False, payload=rng.randrange(65536))
+    return s + k + lo + hi
+
+
+def inputs(expr, rng):
+    """(name, bytes) of the seed inputs of one expression."""
+    out = []
+    # moderate values of mixed sign
+    n = LENGTHS[expr % len(LENGTHS)]
+    dbl = expr % 2 == 0
+    data = header(expr, dbl, n, expr % 8, (expr * 3) % 8) + scalars(rng, False, False)
+    data += b"".join(moderate(rng) for _ in range(2 * n))
+    out.append((f"{expr:02d}-moderate-{'d' if dbl else 'f'}{n}", data))
+    # moderate positive values: log, sqrt, pow's domains; central differences run
+    n = LENGTHS[(expr + 4) % len(LENGTHS)]
+    dbl = not dbl
+    data = header(expr, dbl, n, (expr + 1) % 8, (expr + 5) % 8, pad_positive=True) + scalars(rng, True, False)
+    data += b"".join(moderate(rng, positive=True) for _ in range(2 * n))
+    out.append((f"{expr:02d}-positive-{'d' if dbl else 'f'}{n}", data))
+    # special values mixed with moderate ones
+    n = max(LENGTHS[(expr + 7) % len(LENGTHS)], 3)
+    dbl = (expr // 2) % 2 == 0
+    data = header(expr, dbl, n, (expr + 3) % 8, (expr + 6) % 8) + scalars(rng, False, True)
+    data += b"".join(special(rng) if rng.random() < 0.5 else moderate(rng) for _ in range(2 * n))
+    out.append((f"{expr:02d}-special-{'d' if dbl else 'f'}{n}", data))
+    # long arrays (padded with moderate values past the explicit ones)
+    if expr % 4 == 0:
+        n = 1000 + (expr * 7) % 64
+        dbl = expr % 8 == 0
+        data = header(expr, dbl, n, (expr + 2) % 8, (expr + 7) % 8, pad_positive=True)
+        data += scalars(rng, True, False) + b"".join(moderate(rng, positive=True) for _ in range(16))
+        out.append((f"{expr:02d}-long-{'d' if dbl else 'f'}{n}", data))
+    return out
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--family-size", type=int, default=FAMILY_SIZE)
+    ap.add_argument("--out", default=os.path.join(here, "corpus"))
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    for name in os.listdir(args.out):  # regenerate from scratch (crash files live in crashes/)
+        os.remove(os.path.join(args.out, name))
+    rng = random.Random(20240611)
+    count = size = 0
+    for expr in range(args.family_size):
+        for name, data in inputs(expr, rng):
+            with open(os.path.join(args.out, name), "wb") as f:
+                f.write(data)
+            count += 1
+            size += len(data)
+    print(f"{count} files, {size} bytes in {args.out}")
+
+
+if __name__ == "__main__":
+    main()
