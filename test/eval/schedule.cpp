@@ -1,9 +1,13 @@
 // The evaluation schedule derived from the expression type: pass counts and fusion.
 
+#include "support/check.hpp"
+
 #include <tad/tad.hpp>
 
 #include <boost/test/unit_test.hpp>
 
+#include <cmath>
+#include <limits>
 #include <vector>
 
 namespace schedule_test {
@@ -69,5 +73,40 @@ BOOST_AUTO_TEST_CASE(schedule_pass_counts_hold_at_run_time) {
   auto [v, gx] = tad::grad(tad::sum(x) * tad::sum(y), x);
   BOOST_TEST(v == 40.0);
   BOOST_TEST(gx == std::vector<double>({4, 4, 4, 4}), boost::test_tools::per_element());
+}
+
+// logsumexp(x) runs a scaled pass: the gradient is computed with a unit adjoint in the loop that
+// sums exp(x - max(x)), then multiplied by the true adjoint a = 1 / sum. For x empty, all -inf
+// or with a NaN, a is inf or NaN; a variable that pass does not touch must keep its exact
+// gradient (found by the fuzzer: inf * 0 gave NaN). d/ds by hand: 0, 1 and 2 s.
+BOOST_AUTO_TEST_CASE_TEMPLATE(scaled_pass_leaves_untouched_gradients_exact, T, tad_test::reals) {
+  constexpr T inf = std::numeric_limits<T>::infinity();
+  constexpr T nan = std::numeric_limits<T>::quiet_NaN();
+  const std::vector<std::vector<T>> inputs{{}, {-inf}, std::vector<T>(9, -inf), {T(1), nan, T(2)}};
+  for (std::vector<T> xv : inputs) {
+    BOOST_TEST_CONTEXT("x of length " << xv.size()) {
+      T sval = T(0.75);
+      const auto xx = tad::var<"x">(xv);
+      const auto ss = tad::var<"s">(sval);
+      using X = decltype(xx);
+      using S = decltype(ss);
+      static_assert(plan<decltype(tad::logsumexp(xx)), X, S>::scaled);
+      static_assert(plan<decltype(tad::logsumexp(xx) + ss), X, S>::scaled);
+      static_assert(plan<decltype(tad::logsumexp(xx) + tad::square(ss)), X, S>::scaled);
+
+      const auto [v0, gx0, gs0] = tad::grad(tad::logsumexp(xx), xx, ss);
+      BOOST_TEST(gs0 == T(0));
+      const auto [v1, gx1, gs1] = tad::grad(tad::logsumexp(xx) + ss, xx, ss);
+      BOOST_TEST(gs1 == T(1));
+      const auto [v2, gx2, gs2] = tad::grad(tad::logsumexp(xx) + tad::square(ss), xx, ss);
+      BOOST_TEST(gs2 == T(2) * sval);
+      // The value: -inf for an empty or all -inf x, NaN with a NaN.
+      if (xv.size() == 3) {
+        BOOST_TEST(std::isnan(v0));
+      } else {
+        BOOST_TEST(v0 == -inf);
+      }
+    }
+  }
 }
 }  // namespace schedule_test

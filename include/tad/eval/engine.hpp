@@ -441,7 +441,7 @@ class engine {
     const T a = ctx_.adj[S0];
     static_for<NV>([&](auto k) {
       if constexpr (!is_array_k<k.value>()) {
-        scalar_grad_[k.value] += a * stash_var_[k.value];
+        if constexpr (((P::info[S0].vars >> k.value) & 1u) != 0) scalar_grad_[k.value] += a * stash_var_[k.value];
       } else if constexpr (P::touches(0, k.value)) {
         T* g = outs_[k.value];
         const std::size_t n = ctx_.n;
@@ -451,7 +451,7 @@ class engine {
         for (; i < n; ++i) g[i] *= a;
       }
     });
-    for (std::size_t s = 0; s < NR; ++s) ctx_.adj[s] += a * stash_red_[s];
+    for (std::size_t s = P::scaled_first; s < S0; ++s) ctx_.adj[s] += a * stash_red_[s];
     auto roots = [&]<std::size_t S>(const auto& r) {
       if constexpr (S == S0) {
         auto push = [&]<std::size_t SS, std::size_t RR>(const auto& node) {

@@ -210,6 +210,15 @@ struct plan {
     return count == 1 ? slot : reductions;
   }();
   static constexpr bool scaled = !fused && levels > 0 && scaled_slot < reductions;
+  /// The reductions inside the scaled reduction's argument are the slots
+  /// [scaled_first, scaled_slot) (post-order): only their adjoints, and only the scalar
+  /// variables in info[scaled_slot].vars, receive something from the scaled pass. The others
+  /// are left alone, not scaled by a zero stash (the adjoint may be inf or NaN: inf * 0).
+  static constexpr std::size_t scaled_first = [] {
+    std::size_t s = scaled_slot < reductions ? scaled_slot : 0;
+    while (s > 0 && info[s - 1].depth > 0) --s;
+    return s;
+  }();
   /// Does the backward pass at depth d touch the k-th variable's array gradient?
   static constexpr bool touches(int d, std::size_t k) {
     for (const auto& r : info) if (r.depth == d && r.wants && ((r.vars >> k) & 1u)) return true;
