@@ -1603,29 +1603,22 @@ void fuzz(const entry& E, const header& h, value_stream& vs) {
     // (b) central differences of the whole expression in double, at up to 8 indices.
     if (E.adomain && moderate_all(c.x) && ((!(E.fl & uses_y) && E.k != kind::multipass_array) || moderate_all(c.y)) &&
         E.adomain(c) && far_from_overflow(full.value, L)) {
-      for (std::size_t i : sample_indices(n, 8)) {
-        const double x0 = xd[i];
-        const central dx = central_difference(
+      // d/dv[i] (v = xd or yd) against central differences of the whole loss in v[i].
+      auto check_at = [&](const char* what, std::vector<double>& v, std::size_t i, double got, double rounding) {
+        const double v0 = v[i];
+        const central d = central_difference(
             [&](double t) {
-              xd[i] = t;
+              v[i] = t;
               return loss_d(xd, yd);
             },
-            x0);
-        xd[i] = x0;
-        if (!grad_close(full.gx[i], dx, L, g_tols.x[i]))
-          fail("d/dx [%zu] = %.17g, central differences %.17g (+- %.3g)", i, full.gx[i], dx.value, dx.err);
-        if ((E.fl & uses_y)) {
-          const double y0 = yd[i];
-          const central dy = central_difference(
-              [&](double t) {
-                yd[i] = t;
-                return loss_d(xd, yd);
-              },
-              y0);
-          yd[i] = y0;
-          if (!grad_close(full.gy[i], dy, L, g_tols.y[i]))
-            fail("d/dy [%zu] = %.17g, central differences %.17g (+- %.3g)", i, full.gy[i], dy.value, dy.err);
-        }
+            v0);
+        v[i] = v0;
+        if (!grad_close(got, d, L, rounding))
+          fail("%s [%zu] = %.17g, central differences %.17g (+- %.3g)", what, i, got, d.value, d.err);
+      };
+      for (std::size_t i : sample_indices(n, 8)) {
+        check_at("d/dx", xd, i, full.gx[i], g_tols.x[i]);
+        if ((E.fl & uses_y)) check_at("d/dy", yd, i, full.gy[i], g_tols.y[i]);
       }
     }
   }
