@@ -4,10 +4,11 @@
 //     tad::sum(soft(x)), gradient w.r.t. the array x. Baselines: log1p(exp(x)) and
 //     1 / (1 + exp(-x)) as a scalar loop (std::) and an xsimd loop (xsimd::exp, xsimd::log1p).
 //     Diagnostics (not targets): CG_xsimdtadmath, the xsimd loop calling the functions tad's
-//     ops call (tad::math::exp with its range fix, tad::math::sigmoid with exp(-|x|) and a
-//     select; xsimd::log1p as tad::math::log1p), CG_xsimdonediv, the same with the sigmoid's
-//     two divisions 1/(1+e), e/(1+e) replaced by one, and CG_tadsoftplus, the built-in
-//     tad::softplus (a different forward: log1p(exp(-|x|)) + max(x, 0)).
+//     ops call (tad::math::exp, tad's own kernel, doc/decisions.md item 16;
+//     tad::math::sigmoid with exp(-|x|) and a select; xsimd::log1p as tad::math::log1p),
+//     CG_xsimdonediv, the same with the sigmoid's two divisions 1/(1+e), e/(1+e) replaced by
+//     one, and CG_tadsoftplus, the built-in tad::softplus (a different forward:
+//     log1p(exp(-|x|)) + max(x, 0)).
 // ST: straight-through rounding, tad::sum(tad::square(tad::straight_through(tad::round(x), x)))
 //     (ST_tad) and the trick x + stop_gradient(round(x) - x) (ST_tadtrick), gradient w.r.t. the
 //     array x. Baselines: value sum(round(x)^2), gradient 2 round(x_i) (round half to even:

@@ -10,6 +10,7 @@
 #include <tad/simd/detail/constexpr_math.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <type_traits>
 
@@ -46,18 +47,69 @@ X pow_special_cases(X x, X y, X r) noexcept {
 }
 }  // namespace detail
 
-/// e^x.
+namespace detail {
+/// e^x on a batch, over the whole range of T, without branches (doc/decisions.md, "tad's exp").
+/// xsimd 8.1's exp returns 0 below the smallest normal result and inf above exp(709.43) (float:
+/// exp(88.38)), and converts k to int64 one lane at a time (AVX2 has no such instruction; the
+/// conversion is undefined for inf/NaN lanes). Here: x = k ln2 + r with |r| <= ln2/2 (Cody-Waite,
+/// ln2 split in two), e^r by its Taylor polynomial (degree 13 for double, 8 for float: the
+/// truncation error is below 0.1 ulp), and 2^k built from the bits of k + 1.5 * 2^52 (the same
+/// addition rounds x / ln2 to the nearest integer k). 2^k is applied as 2^k1 * 2^k2 with k1
+/// clamped to the normal exponents, so results that overflow or are subnormal are rounded once.
+template <class X>
+X exp_batch(X x) noexcept {
+  using T = simd::scalar_of_t<X>;
+  constexpr bool f64 = std::is_same_v<T, double>;
+  using I = std::conditional_t<f64, std::uint64_t, std::uint32_t>;
+  using XI = xsimd::batch<I, typename X::arch_type>;
+  constexpr int mantissa = f64 ? 52 : 23;
+  constexpr T magic = f64 ? 0x1.8p52 : 0x1.8p23f;  // adding it rounds to an integer, kept in the low bits
+  constexpr T bias = f64 ? 1023 : 127;
+  // e^lo rounds to 0 (half the smallest subnormal), e^hi to inf
+  const X lo = simd::splat<X>(f64 ? -746.0 : -104.0), hi = simd::splat<X>(f64 ? 710.0 : 89.0);
+  const X xc = xsimd::min(xsimd::max(x, lo), hi);
+  const X log2e = simd::splat<X>(f64 ? 0x1.71547652b82fep0 : 0x1.715476p0f);
+  const X t = xsimd::fma(xc, log2e, simd::splat<X>(magic));
+  const X k = t - simd::splat<X>(magic);
+  X r = xsimd::fnma(k, simd::splat<X>(f64 ? 0x1.62e42feep-1 : 0x1.62e4p-1f), xc);  // ln2, high part
+  r = xsimd::fnma(k, simd::splat<X>(f64 ? 0x1.a39ef35793c76p-33 : 0x1.7f7d1cp-20f), r);  // low part
+  // Taylor coefficients 1/n! to degree 13 (float: 8): e^r = 1 + (r + r^2 q(r)), q by Estrin's
+  // scheme (a few levels of FMA instead of Horner's chain of 13: W1 and CG, where exp is one link
+  // of a longer chain, were 5 % slower with Horner); adding the 1 last keeps the result within
+  // 1 ulp, as with Horner.
+  constexpr auto c = [](int n) {
+    T f = 1;
+    for (int i = 2; i <= n; ++i) f *= static_cast<T>(i);
+    return simd::splat<X>(T(1) / f);
+  };
+  const X r2 = r * r, r4 = r2 * r2;
+  auto pair = [&](int n) { return xsimd::fma(c(n + 1), r, c(n)); };  // c_n + c_(n+1) r
+  X q;
+  if constexpr (f64) {  // degrees 2-13 of e^r
+    const X a = xsimd::fma(pair(4), r2, pair(2)), b = xsimd::fma(pair(8), r2, pair(6));
+    const X d = xsimd::fma(pair(12), r2, pair(10));
+    q = xsimd::fma(xsimd::fma(d, r4, b), r4, a);
+  } else {  // degrees 2-8
+    q = xsimd::fma(xsimd::fma(c(8), r2, pair(6)), r4, xsimd::fma(pair(4), r2, pair(2)));
+  }
+  const X p = simd::splat<X>(1) + xsimd::fma(q, r2, r);
+  // 2^k = 2^k1 * 2^k2, k1 in [min normal exponent + 1, max exponent]: p * 2^k1 is exact
+  const X k1 = xsimd::min(xsimd::max(k, simd::splat<X>(f64 ? -1021.0 : -125.0)), simd::splat<X>(bias));
+  const X k2 = k - k1;
+  auto pow2 = [&](const X& n) {
+    const XI bits = xsimd::bitwise_cast<XI>(n + simd::splat<X>(magic + bias)) << mantissa;
+    return xsimd::bitwise_cast<X>(bits);
+  };
+  const X e = p * pow2(k1) * pow2(k2);
+  return simd::select(xsimd::isnan(x), x, e);
+}
+}  // namespace detail
+
+/// e^x (batches: detail::exp_batch, correct over the whole range).
 template <detail::floating X>
 constexpr X exp(X x) noexcept {
   if constexpr (simd::is_batch_v<X>) {
-    // xsimd 8.1 returns 0 below the smallest normal result and inf above ~exp(709.43) (float:
-    // exp(88.38)): e^x = (e^(x/2))^2 there
-    using T = simd::scalar_of_t<X>;
-    // The fix runs only when a lane needs it (a well-predicted branch in tad's loops).
-    const auto far = simd::abs(x) > simd::splat<X>(std::is_same_v<T, float> ? 87.0 : 708.0);
-    if (__builtin_expect(!simd::any(far), 1)) return simd::exp(x);
-    const X e = simd::exp(simd::select(far, x * simd::splat<X>(0.5), x));
-    return simd::select(far, e * e, e);
+    return detail::exp_batch(x);
   } else {
     if (std::is_constant_evaluated()) return detail::exp(x);
     return std::exp(x);
