@@ -54,7 +54,7 @@ concept gradient_parameter = std::is_arithmetic_v<std::remove_cvref_t<P>> ||
 struct stop_gradient_op {
   static constexpr std::string_view name = "stop_gradient";
   static constexpr bool differentiable = false;
-  static constexpr auto forward(auto x) { return x; }
+  TAD_INLINE static constexpr auto forward(auto x) { return x; }
 };
 template <class E>
 using stop_gradient_t = node<stop_gradient_op, E>;
@@ -64,16 +64,16 @@ using stop_gradient_t = node<stop_gradient_op, E>;
 struct scale_gradient_op {
   static constexpr std::string_view name = "scale_gradient";
   static constexpr linearity linear = linearity::product;
-  static constexpr auto forward(auto x, auto) { return x; }
-  static constexpr auto backward(auto dy, auto, auto k, auto) { return adjoints{dy * k, zero{}}; }
+  TAD_INLINE static constexpr auto forward(auto x, auto) { return x; }
+  TAD_INLINE static constexpr auto backward(auto dy, auto, auto k, auto) { return adjoints{dy * k, zero{}}; }
 };
 
 /// Forward e; backward `-lambda * dy` (a gradient reversal layer).
 struct reverse_gradient_op {
   static constexpr std::string_view name = "reverse_gradient";
   static constexpr linearity linear = linearity::product;
-  static constexpr auto forward(auto x, auto) { return x; }
-  static constexpr auto backward(auto dy, auto, auto l, auto) { return adjoints{-(dy * l), zero{}}; }
+  TAD_INLINE static constexpr auto forward(auto x, auto) { return x; }
+  TAD_INLINE static constexpr auto backward(auto dy, auto, auto l, auto) { return adjoints{-(dy * l), zero{}}; }
 };
 
 /// Forward e; backward dy clipped to [lo, hi], NaN staying NaN. Not linear in dy, so the
@@ -81,8 +81,8 @@ struct reverse_gradient_op {
 struct clip_gradient_op {
   static constexpr std::string_view name = "clip_gradient";
   static constexpr bool adjoint_linear = false;
-  static constexpr auto forward(auto x, auto, auto) { return x; }
-  static constexpr auto backward(auto dy, auto, auto lo, auto hi, auto) {
+  TAD_INLINE static constexpr auto forward(auto x, auto, auto) { return x; }
+  TAD_INLINE static constexpr auto backward(auto dy, auto, auto lo, auto hi, auto) {
     return adjoints{simd::select(dy < lo, lo, simd::select(dy > hi, hi, dy)), zero{}, zero{}};
   }
   /// Called by the engine before any loop: bounds read at evaluation time (constant_ref).
@@ -96,8 +96,8 @@ struct clip_gradient_op {
 /// Forward f; backward: the whole adjoint goes to b, none to f.
 struct straight_through_op {
   static constexpr std::string_view name = "straight_through";
-  static constexpr auto forward(auto f, auto) { return f; }
-  static constexpr auto backward(auto dy, auto, auto, auto) { return adjoints{zero{}, dy}; }
+  TAD_INLINE static constexpr auto forward(auto f, auto) { return f; }
+  TAD_INLINE static constexpr auto backward(auto dy, auto, auto, auto) { return adjoints{zero{}, dy}; }
 };
 
 namespace detail {

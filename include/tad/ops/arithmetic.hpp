@@ -13,29 +13,29 @@ namespace tad {
 struct add_op {
   static constexpr std::string_view name = "+";
   static constexpr linearity linear = linearity::additive;
-  static constexpr auto forward(auto a, auto b) { return a + b; }
-  static constexpr auto backward(auto dy, auto, auto, auto) { return adjoints{dy, dy}; }
+  TAD_INLINE static constexpr auto forward(auto a, auto b) { return a + b; }
+  TAD_INLINE static constexpr auto backward(auto dy, auto, auto, auto) { return adjoints{dy, dy}; }
 };
 
 struct sub_op {
   static constexpr std::string_view name = "-";
   static constexpr linearity linear = linearity::additive;
-  static constexpr auto forward(auto a, auto b) { return a - b; }
-  static constexpr auto backward(auto dy, auto, auto, auto) { return adjoints{dy, -dy}; }
+  TAD_INLINE static constexpr auto forward(auto a, auto b) { return a - b; }
+  TAD_INLINE static constexpr auto backward(auto dy, auto, auto, auto) { return adjoints{dy, -dy}; }
 };
 
 struct mul_op {
   static constexpr std::string_view name = "*";
   static constexpr linearity linear = linearity::product;
-  static constexpr auto forward(auto a, auto b) { return a * b; }
-  static constexpr auto backward(auto dy, auto a, auto b, auto) { return adjoints{dy * b, dy * a}; }
+  TAD_INLINE static constexpr auto forward(auto a, auto b) { return a * b; }
+  TAD_INLINE static constexpr auto backward(auto dy, auto a, auto b, auto) { return adjoints{dy * b, dy * a}; }
 };
 
 struct div_op {
   static constexpr std::string_view name = "/";
   static constexpr linearity linear = linearity::quotient;
-  static constexpr auto forward(auto a, auto b) { return a / b; }
-  static constexpr auto backward(auto dy, auto, auto b, auto y) {
+  TAD_INLINE static constexpr auto forward(auto a, auto b) { return a / b; }
+  TAD_INLINE static constexpr auto backward(auto dy, auto, auto b, auto y) {
     auto q = dy / b;
     return adjoints{q, -(q * y)};
   }
@@ -45,8 +45,8 @@ struct div_op {
 /// evaluation (see doc/decisions.md).
 struct reciprocal_op {
   static constexpr std::string_view name = "reciprocal";
-  static constexpr auto forward(auto x) { return simd::splat<decltype(x)>(1) / x; }
-  static constexpr auto backward(auto dy, auto, auto y) { return -(dy * y * y); }
+  TAD_INLINE static constexpr auto forward(auto x) { return simd::splat<decltype(x)>(1) / x; }
+  TAD_INLINE static constexpr auto backward(auto dy, auto, auto y) { return -(dy * y * y); }
 };
 
 /// `identity(e)`: the value of e, gradient dy. An op of its own so that a gradient can be
@@ -54,15 +54,15 @@ struct reciprocal_op {
 struct identity_op {
   static constexpr std::string_view name = "identity";
   static constexpr linearity linear = linearity::additive;
-  static constexpr auto forward(auto a) { return a; }
-  static constexpr auto backward(auto dy, auto, auto) { return dy; }
+  TAD_INLINE static constexpr auto forward(auto a) { return a; }
+  TAD_INLINE static constexpr auto backward(auto dy, auto, auto) { return dy; }
 };
 
 struct neg_op {
   static constexpr std::string_view name = "neg";
   static constexpr linearity linear = linearity::additive;
-  static constexpr auto forward(auto a) { return -a; }
-  static constexpr auto backward(auto dy, auto, auto) { return -dy; }
+  TAD_INLINE static constexpr auto forward(auto a) { return -a; }
+  TAD_INLINE static constexpr auto backward(auto dy, auto, auto) { return -dy; }
 };
 
 namespace detail {

@@ -14,8 +14,8 @@ namespace tad {
 /// `pow(a, b)`. As PyTorch: d/da is 0 where b == 0, d/db is 0 where a == 0 and b >= 0.
 struct pow_op {
   static constexpr std::string_view name = "pow";
-  static constexpr auto forward(auto a, auto b) { return math::pow(a, b); }
-  static constexpr auto backward(auto dy, auto a, auto b, auto y) {
+  TAD_INLINE static constexpr auto forward(auto a, auto b) { return math::pow(a, b); }
+  TAD_INLINE static constexpr auto backward(auto dy, auto a, auto b, auto y) {
     using V = decltype(a);
     const V zero_v = simd::splat<V>(0);
     V da = simd::select(b == zero_v, zero_v, dy * b * math::pow(a, b - simd::splat<V>(1)));
@@ -27,8 +27,8 @@ struct pow_op {
 /// `max(a, b)`: NaN if either is NaN; at a tie each side gets half the gradient (PyTorch).
 struct max_op {
   static constexpr std::string_view name = "max";
-  static constexpr auto forward(auto a, auto b) { return math::max(a, b); }
-  static constexpr auto backward(auto dy, auto a, auto b, auto) {
+  TAD_INLINE static constexpr auto forward(auto a, auto b) { return math::max(a, b); }
+  TAD_INLINE static constexpr auto backward(auto dy, auto a, auto b, auto) {
     using V = decltype(a);
     const V zero_v = simd::splat<V>(0);
     const V half = dy * simd::splat<V>(0.5);
@@ -41,8 +41,8 @@ struct max_op {
 /// `min(a, b)`: NaN if either is NaN; at a tie each side gets half the gradient (PyTorch).
 struct min_op {
   static constexpr std::string_view name = "min";
-  static constexpr auto forward(auto a, auto b) { return math::min(a, b); }
-  static constexpr auto backward(auto dy, auto a, auto b, auto) {
+  TAD_INLINE static constexpr auto forward(auto a, auto b) { return math::min(a, b); }
+  TAD_INLINE static constexpr auto backward(auto dy, auto a, auto b, auto) {
     using V = decltype(a);
     const V zero_v = simd::splat<V>(0);
     const V half = dy * simd::splat<V>(0.5);

@@ -13,78 +13,78 @@ namespace tad {
 
 struct exp_op {
   static constexpr std::string_view name = "exp";
-  static constexpr auto forward(auto x) { return math::exp(x); }
-  static constexpr auto backward(auto dy, auto, auto y) { return dy * y; }
+  TAD_INLINE static constexpr auto forward(auto x) { return math::exp(x); }
+  TAD_INLINE static constexpr auto backward(auto dy, auto, auto y) { return dy * y; }
 };
 struct log_op {
   static constexpr std::string_view name = "log";
-  static constexpr auto forward(auto x) { return math::log(x); }
-  static constexpr auto backward(auto dy, auto x, auto) { return dy / x; }
+  TAD_INLINE static constexpr auto forward(auto x) { return math::log(x); }
+  TAD_INLINE static constexpr auto backward(auto dy, auto x, auto) { return dy / x; }
 };
 struct log1p_op {
   static constexpr std::string_view name = "log1p";
-  static constexpr auto forward(auto x) { return math::log1p(x); }
-  static constexpr auto backward(auto dy, auto x, auto) { return dy / (x + simd::splat<decltype(x)>(1)); }
+  TAD_INLINE static constexpr auto forward(auto x) { return math::log1p(x); }
+  TAD_INLINE static constexpr auto backward(auto dy, auto x, auto) { return dy / (x + simd::splat<decltype(x)>(1)); }
 };
 struct expm1_op {
   static constexpr std::string_view name = "expm1";
-  static constexpr auto forward(auto x) { return math::expm1(x); }
-  static constexpr auto backward(auto dy, auto, auto y) { return dy * (y + simd::splat<decltype(y)>(1)); }
+  TAD_INLINE static constexpr auto forward(auto x) { return math::expm1(x); }
+  TAD_INLINE static constexpr auto backward(auto dy, auto, auto y) { return dy * (y + simd::splat<decltype(y)>(1)); }
 };
 struct sin_op {
   static constexpr std::string_view name = "sin";
-  static constexpr auto forward(auto x) { return math::sin(x); }
-  static constexpr auto backward(auto dy, auto x, auto) { return dy * math::cos(x); }
+  TAD_INLINE static constexpr auto forward(auto x) { return math::sin(x); }
+  TAD_INLINE static constexpr auto backward(auto dy, auto x, auto) { return dy * math::cos(x); }
 };
 struct cos_op {
   static constexpr std::string_view name = "cos";
-  static constexpr auto forward(auto x) { return math::cos(x); }
-  static constexpr auto backward(auto dy, auto x, auto) { return -(dy * math::sin(x)); }
+  TAD_INLINE static constexpr auto forward(auto x) { return math::cos(x); }
+  TAD_INLINE static constexpr auto backward(auto dy, auto x, auto) { return -(dy * math::sin(x)); }
 };
 struct tan_op {
   static constexpr std::string_view name = "tan";
-  static constexpr auto forward(auto x) { return math::tan(x); }
-  static constexpr auto backward(auto dy, auto, auto y) { return dy * (simd::splat<decltype(y)>(1) + y * y); }
+  TAD_INLINE static constexpr auto forward(auto x) { return math::tan(x); }
+  TAD_INLINE static constexpr auto backward(auto dy, auto, auto y) { return dy * (simd::splat<decltype(y)>(1) + y * y); }
 };
 struct tanh_op {
   static constexpr std::string_view name = "tanh";
-  static constexpr auto forward(auto x) { return math::tanh(x); }
-  static constexpr auto backward(auto dy, auto, auto y) { return dy * (simd::splat<decltype(y)>(1) - y * y); }
+  TAD_INLINE static constexpr auto forward(auto x) { return math::tanh(x); }
+  TAD_INLINE static constexpr auto backward(auto dy, auto, auto y) { return dy * (simd::splat<decltype(y)>(1) - y * y); }
 };
 struct sigmoid_op {
   static constexpr std::string_view name = "sigmoid";
-  static constexpr auto forward(auto x) { return math::sigmoid(x); }
-  static constexpr auto backward(auto dy, auto, auto y) { return dy * (y * (simd::splat<decltype(y)>(1) - y)); }
+  TAD_INLINE static constexpr auto forward(auto x) { return math::sigmoid(x); }
+  TAD_INLINE static constexpr auto backward(auto dy, auto, auto y) { return dy * (y * (simd::splat<decltype(y)>(1) - y)); }
 };
 struct softplus_op {
   static constexpr std::string_view name = "softplus";
-  static constexpr auto forward(auto x) { return math::softplus(x); }
-  static constexpr auto backward(auto dy, auto x, auto) { return dy * math::sigmoid(x); }
+  TAD_INLINE static constexpr auto forward(auto x) { return math::softplus(x); }
+  TAD_INLINE static constexpr auto backward(auto dy, auto x, auto) { return dy * math::sigmoid(x); }
 };
 struct sqrt_op {
   static constexpr std::string_view name = "sqrt";
-  static constexpr auto forward(auto x) { return math::sqrt(x); }
-  static constexpr auto backward(auto dy, auto, auto y) { return dy / (y + y); }
+  TAD_INLINE static constexpr auto forward(auto x) { return math::sqrt(x); }
+  TAD_INLINE static constexpr auto backward(auto dy, auto, auto y) { return dy / (y + y); }
 };
 struct square_op {
   static constexpr std::string_view name = "square";
-  static constexpr auto forward(auto x) { return x * x; }
-  static constexpr auto backward(auto dy, auto x, auto) { return (dy + dy) * x; }  // dy is often loop-invariant
+  TAD_INLINE static constexpr auto forward(auto x) { return x * x; }
+  TAD_INLINE static constexpr auto backward(auto dy, auto x, auto) { return (dy + dy) * x; }  // dy is often loop-invariant
 };
 /// `abs'(0) = 0` (PyTorch).
 struct abs_op {
   static constexpr std::string_view name = "abs";
-  static constexpr auto forward(auto x) { return math::abs(x); }
-  static constexpr auto backward(auto dy, auto x, auto) { return dy * math::sign(x); }
+  TAD_INLINE static constexpr auto forward(auto x) { return math::abs(x); }
+  TAD_INLINE static constexpr auto backward(auto dy, auto x, auto) { return dy * math::sign(x); }
 };
 /// `relu(x) = max(x, 0)`, NaN stays NaN; `relu'(0) = 0` (PyTorch).
 struct relu_op {
   static constexpr std::string_view name = "relu";
-  static constexpr auto forward(auto x) {
+  TAD_INLINE static constexpr auto forward(auto x) {
     using V = decltype(x);
     return simd::select(x < V(0), V(0), x);
   }
-  static constexpr auto backward(auto dy, auto x, auto) {
+  TAD_INLINE static constexpr auto backward(auto dy, auto x, auto) {
     using V = decltype(x);
     return simd::select(x > V(0), dy, V(0));
   }
@@ -95,23 +95,23 @@ struct relu_op {
 struct sign_op {
   static constexpr std::string_view name = "sign";
   static constexpr bool differentiable = false;
-  static constexpr auto forward(auto x) { return math::sign(x); }
+  TAD_INLINE static constexpr auto forward(auto x) { return math::sign(x); }
 };
 /// Round half to even.
 struct round_op {
   static constexpr std::string_view name = "round";
   static constexpr bool differentiable = false;
-  static constexpr auto forward(auto x) { return math::round_even(x); }
+  TAD_INLINE static constexpr auto forward(auto x) { return math::round_even(x); }
 };
 struct floor_op {
   static constexpr std::string_view name = "floor";
   static constexpr bool differentiable = false;
-  static constexpr auto forward(auto x) { return math::floor(x); }
+  TAD_INLINE static constexpr auto forward(auto x) { return math::floor(x); }
 };
 struct ceil_op {
   static constexpr std::string_view name = "ceil";
   static constexpr bool differentiable = false;
-  static constexpr auto forward(auto x) { return math::ceil(x); }
+  TAD_INLINE static constexpr auto forward(auto x) { return math::ceil(x); }
 };
 
 /// One entry point per unary op. A misuse gives one error naming the function; its result

@@ -21,47 +21,47 @@ struct mask_op_base {
 
 struct less_op : detail::mask_op_base {
   static constexpr std::string_view name = "<";
-  static constexpr auto forward(auto a, auto b) { return a < b; }
+  TAD_INLINE static constexpr auto forward(auto a, auto b) { return a < b; }
 };
 struct less_equal_op : detail::mask_op_base {
   static constexpr std::string_view name = "<=";
-  static constexpr auto forward(auto a, auto b) { return a <= b; }
+  TAD_INLINE static constexpr auto forward(auto a, auto b) { return a <= b; }
 };
 struct greater_op : detail::mask_op_base {
   static constexpr std::string_view name = ">";
-  static constexpr auto forward(auto a, auto b) { return a > b; }
+  TAD_INLINE static constexpr auto forward(auto a, auto b) { return a > b; }
 };
 struct greater_equal_op : detail::mask_op_base {
   static constexpr std::string_view name = ">=";
-  static constexpr auto forward(auto a, auto b) { return a >= b; }
+  TAD_INLINE static constexpr auto forward(auto a, auto b) { return a >= b; }
 };
 struct equal_op : detail::mask_op_base {
   static constexpr std::string_view name = "==";
-  static constexpr auto forward(auto a, auto b) { return a == b; }
+  TAD_INLINE static constexpr auto forward(auto a, auto b) { return a == b; }
 };
 /// Unordered: true when either side is NaN, as `!=` on scalars (xsimd 8.1's batch `!=` is
 /// ordered, false for NaN, so batches negate `==`).
 struct not_equal_op : detail::mask_op_base {
   static constexpr std::string_view name = "!=";
-  static constexpr auto forward(auto a, auto b) {
+  TAD_INLINE static constexpr auto forward(auto a, auto b) {
     if constexpr (simd::is_batch_v<decltype(a)>) return ~(a == b); else return a != b;
   }
 };
 struct and_op : detail::mask_op_base {
   static constexpr std::string_view name = "&&";
-  static constexpr auto forward(auto a, auto b) {
+  TAD_INLINE static constexpr auto forward(auto a, auto b) {
     if constexpr (simd::is_batch_bool_v<decltype(a)>) return a & b; else return a && b;
   }
 };
 struct or_op : detail::mask_op_base {
   static constexpr std::string_view name = "||";
-  static constexpr auto forward(auto a, auto b) {
+  TAD_INLINE static constexpr auto forward(auto a, auto b) {
     if constexpr (simd::is_batch_bool_v<decltype(a)>) return a | b; else return a || b;
   }
 };
 struct not_op : detail::mask_op_base {
   static constexpr std::string_view name = "!";
-  static constexpr auto forward(auto a) {
+  TAD_INLINE static constexpr auto forward(auto a) {
     if constexpr (simd::is_batch_bool_v<decltype(a)>) return ~a; else return !a;
   }
 };
@@ -69,8 +69,8 @@ struct not_op : detail::mask_op_base {
 /// `where(m, a, b)`: `a` where the mask holds, else `b`; the gradient goes to the chosen side.
 struct where_op {
   static constexpr std::string_view name = "where";
-  static constexpr auto forward(auto m, auto a, auto b) { return simd::select(m, a, b); }
-  static constexpr auto backward(auto dy, auto m, auto, auto, auto) {
+  TAD_INLINE static constexpr auto forward(auto m, auto a, auto b) { return simd::select(m, a, b); }
+  TAD_INLINE static constexpr auto backward(auto dy, auto m, auto, auto, auto) {
     const auto z = simd::splat<decltype(dy)>(0);
     return adjoints{zero{}, simd::select(m, dy, z), simd::select(m, z, dy)};
   }
@@ -80,10 +80,10 @@ struct where_op {
 /// [lo, hi] including the bounds (PyTorch), and to lo (hi) where x is below (above) it.
 struct clamp_op {
   static constexpr std::string_view name = "clamp";
-  static constexpr auto forward(auto x, auto lo, auto hi) {
+  TAD_INLINE static constexpr auto forward(auto x, auto lo, auto hi) {
     return simd::select(x < lo, lo, simd::select(x > hi, hi, x));
   }
-  static constexpr auto backward(auto dy, auto x, auto lo, auto hi, auto) {
+  TAD_INLINE static constexpr auto backward(auto dy, auto x, auto lo, auto hi, auto) {
     const auto z = simd::splat<decltype(dy)>(0);
     return adjoints{simd::select((x < lo) | (x > hi), z, dy), simd::select(x < lo, dy, z),
                     simd::select(x > hi, dy, z)};

@@ -57,7 +57,7 @@ namespace detail {
 /// addition rounds x / ln2 to the nearest integer k). 2^k is applied as 2^k1 * 2^k2 with k1
 /// clamped to the normal exponents, so results that overflow or are subnormal are rounded once.
 template <class X>
-X exp_batch(X x) noexcept {
+TAD_INLINE X exp_batch(X x) noexcept {
   using T = simd::scalar_of_t<X>;
   constexpr bool f64 = std::is_same_v<T, double>;
   using I = std::conditional_t<f64, std::uint64_t, std::uint32_t>;
@@ -105,9 +105,12 @@ X exp_batch(X x) noexcept {
 }
 }  // namespace detail
 
-/// e^x (batches: detail::exp_batch, correct over the whole range).
+/// e^x (batches: detail::exp_batch, correct over the whole range). Both are always inlined, as
+/// are sigmoid and softplus, which call it, and the ops' forward and backward: g++ otherwise
+/// calls the kernel out of line from tad's loops (W3 1.13x -> 0.89x the xsimd loop inlined, CG
+/// 1.17x -> 1.04x; doc/benchmarks.md).
 template <detail::floating X>
-constexpr X exp(X x) noexcept {
+TAD_INLINE constexpr X exp(X x) noexcept {
   if constexpr (simd::is_batch_v<X>) {
     return detail::exp_batch(x);
   } else {
@@ -297,7 +300,7 @@ constexpr X sign(X x) noexcept {
 }
 /// 1 / (1 + e^-x), evaluated without overflow: e = e^-|x|, then 1/(1+e) or e/(1+e).
 template <detail::floating X>
-constexpr X sigmoid(X x) noexcept {
+TAD_INLINE constexpr X sigmoid(X x) noexcept {
   if constexpr (simd::is_batch_v<X>) {
     const X one = simd::splat<X>(1);
     const X e = math::exp(-simd::abs(x));
@@ -310,7 +313,7 @@ constexpr X sigmoid(X x) noexcept {
 }
 /// log(1 + e^x), evaluated as log1p(e^-|x|) + max(x, 0); NaN stays NaN.
 template <detail::floating X>
-constexpr X softplus(X x) noexcept {
+TAD_INLINE constexpr X softplus(X x) noexcept {
   if constexpr (simd::is_batch_v<X>) {
     return simd::log1p(math::exp(-simd::abs(x))) + math::max(x, simd::splat<X>(0));
   } else {
