@@ -44,17 +44,23 @@ struct cos_op {
 struct tan_op {
   static constexpr std::string_view name = "tan";
   TAD_INLINE static constexpr auto forward(auto x) { return math::tan(x); }
-  TAD_INLINE static constexpr auto backward(auto dy, auto, auto y) { return dy * (simd::splat<decltype(y)>(1) + y * y); }
+  TAD_INLINE static constexpr auto backward(auto dy, auto, auto y) {
+    return dy * (simd::splat<decltype(y)>(1) + y * y);
+  }
 };
 struct tanh_op {
   static constexpr std::string_view name = "tanh";
   TAD_INLINE static constexpr auto forward(auto x) { return math::tanh(x); }
-  TAD_INLINE static constexpr auto backward(auto dy, auto, auto y) { return dy * (simd::splat<decltype(y)>(1) - y * y); }
+  TAD_INLINE static constexpr auto backward(auto dy, auto, auto y) {
+    return dy * (simd::splat<decltype(y)>(1) - y * y);
+  }
 };
 struct sigmoid_op {
   static constexpr std::string_view name = "sigmoid";
   TAD_INLINE static constexpr auto forward(auto x) { return math::sigmoid(x); }
-  TAD_INLINE static constexpr auto backward(auto dy, auto, auto y) { return dy * (y * (simd::splat<decltype(y)>(1) - y)); }
+  TAD_INLINE static constexpr auto backward(auto dy, auto, auto y) {
+    return dy * (y * (simd::splat<decltype(y)>(1) - y));
+  }
 };
 struct softplus_op {
   static constexpr std::string_view name = "softplus";
@@ -69,7 +75,8 @@ struct sqrt_op {
 struct square_op {
   static constexpr std::string_view name = "square";
   TAD_INLINE static constexpr auto forward(auto x) { return x * x; }
-  TAD_INLINE static constexpr auto backward(auto dy, auto x, auto) { return (dy + dy) * x; }  // dy is often loop-invariant
+  // (dy + dy) * x: dy is often loop-invariant
+  TAD_INLINE static constexpr auto backward(auto dy, auto x, auto) { return (dy + dy) * x; }
 };
 /// `abs'(0) = 0` (PyTorch).
 struct abs_op {

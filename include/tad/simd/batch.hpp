@@ -106,11 +106,11 @@ inline T hfold(const xsimd::batch<T, A>& v, F f) noexcept {
   return r;
 }
 
-// Elementary functions on batches (the scalar versions live in tad/simd/math.hpp). log, log1p
-// and expm1 are inlined whole, xsimd's kernel included (`TAD_FLATTEN`): g++ otherwise calls
-// them out of line from tad's loops, spilling every live register around the call (1.46x ->
-// 1.16x the hand-written loop in benchmark CG). Flattening the others measured no gain.
-template <class B> inline B exp(const B& x) noexcept { return xsimd::exp(x); }
+// Elementary functions on batches (the scalar versions live in tad/simd/math.hpp; exp is tad's
+// own kernel there, math::detail::exp_batch). log, log1p and expm1 are inlined whole, xsimd's
+// kernel included (`TAD_FLATTEN`): g++ otherwise calls them out of line from tad's loops,
+// spilling every live register around the call (1.46x -> 1.16x the hand-written loop in
+// benchmark CG). Flattening the others measured no gain.
 template <class B> TAD_FLATTEN inline B log(const B& x) noexcept { return xsimd::log(x); }
 template <class B> TAD_FLATTEN inline B log1p(const B& x) noexcept { return xsimd::log1p(x); }
 template <class B> TAD_FLATTEN inline B expm1(const B& x) noexcept { return xsimd::expm1(x); }
