@@ -8,6 +8,9 @@
 /// functions as tad's own scalar tail. Elementary functions are xsimd's (tad calls the same).
 /// See doc/benchmarks.md for the workloads and the measured ratios.
 
+// tad's batch header first: it includes xsimd with g++ 12.2's false AVX-512 warnings silenced
+// (doc/decisions.md item 17), which must happen before anything else includes xsimd.
+#include <tad/simd/batch.hpp>
 #include <xsimd/xsimd.hpp>
 
 #include <algorithm>

@@ -4,7 +4,22 @@
 
 #include <tad/config.hpp>
 
+// g++ 12.2 (Debian 12's) reports -Wuninitialized / -Wmaybe-uninitialized inside its own AVX-512
+// intrinsics (`_mm512_undefined_pd()` as the pass-through operand of a masked builtin) wherever
+// xsimd's AVX-512 kernels (max, min, nearbyint, shifts) are inlined into a function built with
+// -mavx512f (-march=native on an AVX-512 machine). g++ 12 looks up `#pragma GCC diagnostic`
+// at every location of the inlining chain, so ignoring both warnings for the code included
+// here (the intrinsics' and xsimd's headers, when tad includes them first) silences them
+// without hiding them in tad's or the user's code (doc/decisions.md item 17).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <xsimd/xsimd.hpp>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 #include <cstddef>
 #include <type_traits>
