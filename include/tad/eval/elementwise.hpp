@@ -12,6 +12,7 @@
 #include <tad/core/expression.hpp>
 #include <tad/core/zero.hpp>
 #include <tad/detail/static_for.hpp>
+#include <tad/eval/contract.hpp>
 #include <tad/ops/adjoints.hpp>
 #include <tad/simd/batch.hpp>
 
@@ -106,7 +107,7 @@ TAD_INLINE constexpr auto forward(const E& e, const Ctx& ctx, std::size_t i) {
   } else if constexpr (E::arity == 2) {
     auto a = forward<V, Slot, Root, Loop>(e.lhs, ctx, i);
     auto b = forward<V, child_slot<E, 1, Slot>(), child_root<E, 1, Root>(), Loop>(e.rhs, ctx, i);
-    auto y = e.op.forward(a.v, b.v);
+    auto y = combine(e, a, b);
     return vals<decltype(y), decltype(a), decltype(b)>{y, a, b};
   } else {
     auto a = forward<V, Slot, Root, Loop>(e.a, ctx, i);
@@ -115,6 +116,24 @@ TAD_INLINE constexpr auto forward(const E& e, const Ctx& ctx, std::size_t i) {
     auto y = e.op.forward(a.v, b.v, c.v);
     return vals<decltype(y), decltype(a), decltype(b), decltype(c)>{y, a, b, c};
   }
+}
+
+/// True if backward() adds an adjoint of C straight into one of the sink's running sums (a
+/// scalar variable's gradient, a reduction's adjoint, a deferred loop invariant's adjoint).
+template <class C, class Sink>
+constexpr bool accumulates_directly() {
+  if constexpr (Sink::defers && props<C>::is_root) return true;
+  else if constexpr (is_leaf_v<C>) return !C::is_array;
+  else return props<C>::is_reduction;
+}
+
+/// `a * b` with its own rule (not overridden): its adjoints are the products `dy * b` and
+/// `dy * a` (contract.hpp).
+template <class E, class VT, class D>
+constexpr bool product_backward() {
+  if constexpr (is_leaf_v<E> || !contractible_v<D> || !requires(const VT& t) { t.c1.v; }) return false;
+  else if constexpr (!std::is_same_v<typename E::op_type, mul_op>) return false;
+  else return std::is_same_v<decltype(VT::c0.v), D> && std::is_same_v<decltype(VT::c1.v), D>;
 }
 
 /// With a sink that `defers` (inside a loop), a loop invariant's adjoint is summed in the sink
@@ -129,6 +148,19 @@ TAD_INLINE constexpr void backward(const E& e, const VT& t, const D& dy, Sink& s
     sink.template add_var<E>(dy);
   } else if constexpr (props<E>::is_reduction) {
     sink.template add_reduction<Slot + props<E>::reductions - 1>(dy);
+  } else if constexpr (product_backward<E, VT, D>()) {
+    // An adjoint that only gets added to a running sum is passed unmultiplied, to be added
+    // with one fused multiply-add.
+    static_for<2>([&](auto k) TAD_INLINE_LAMBDA {
+      constexpr std::size_t K = k.value;
+      constexpr std::size_t S = child_slot<E, K, Slot>(), R = child_root<E, K, Root>();
+      const D& other = vchild<1 - K>(t).v;
+      if constexpr (accumulates_directly<child_t<K, E>, Sink>()) {
+        backward<S, R>(child<K>(e), vchild<K>(t), product_adjoint<D>{dy, other}, sink);
+      } else {
+        backward<S, R>(child<K>(e), vchild<K>(t), D(dy * other), sink);
+      }
+    });
   } else {
     const auto adj = [&]() TAD_INLINE_LAMBDA {
       if constexpr (E::arity == 1) return e.op.backward(dy, t.c0.v, t.v);
@@ -145,7 +177,8 @@ TAD_INLINE constexpr void backward(const E& e, const VT& t, const D& dy, Sink& s
   }
 }
 
-/// The value of e, with the adjoint dy (known beforehand) pushed down. Below sums and
+/// The value tree of e (all of it, or for sums and differences just their value), with the
+/// adjoint dy (known beforehand) pushed down. Below sums and
 /// differences, whose backward rule needs no values, each term is evaluated and
 /// differentiated before the next one starts, so only one term's value tree is live at a time.
 template <class E>
@@ -159,24 +192,26 @@ TAD_INLINE constexpr auto forward_backward(const E& e, const Ctx& ctx, std::size
   if constexpr (!additive_node<E>() || (Loop && props<E>::is_root) || !Sink::template wants<E>) {
     const auto t = forward<V, Slot, Root, Loop>(e, ctx, i);
     backward<Slot, Root>(e, t, dy, sink);
-    return t.v;
+    return t;
   } else if constexpr (E::arity == 1) {
     const auto da = e.op.backward(dy, dy, dy);  // an additive rule reads no values
-    return e.op.forward(forward_backward<V, Slot, Root, Loop>(e.arg, ctx, i, da, sink));
+    const auto y = e.op.forward(forward_backward<V, Slot, Root, Loop>(e.arg, ctx, i, da, sink).v);
+    return vals<decltype(y)>{y};
   } else {
     const auto adj = e.op.backward(dy, dy, dy, dy);
     constexpr std::size_t S1 = child_slot<E, 1, Slot>(), R1 = child_root<E, 1, Root>();
     const auto a = [&]() TAD_INLINE_LAMBDA {
       if constexpr (Sink::template wants<std::remove_cvref_t<decltype(e.lhs)>>)
         return forward_backward<V, Slot, Root, Loop>(e.lhs, ctx, i, adj.a0, sink);
-      else return forward<V, Slot, Root, Loop>(e.lhs, ctx, i).v;
+      else return forward<V, Slot, Root, Loop>(e.lhs, ctx, i);
     }();
     const auto b = [&]() TAD_INLINE_LAMBDA {
       if constexpr (Sink::template wants<std::remove_cvref_t<decltype(e.rhs)>>)
         return forward_backward<V, S1, R1, Loop>(e.rhs, ctx, i, adj.a1, sink);
-      else return forward<V, S1, R1, Loop>(e.rhs, ctx, i).v;
+      else return forward<V, S1, R1, Loop>(e.rhs, ctx, i);
     }();
-    return e.op.forward(a, b);
+    const auto y = combine(e, a, b);
+    return vals<decltype(y)>{y};
   }
 }
 

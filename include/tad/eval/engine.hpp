@@ -44,15 +44,15 @@ struct sink {
   template <class Leaf, class D>
   TAD_INLINE constexpr void add_var(const D& dy) {
     auto& a = var[W::template index<Leaf::name>];
-    a = a + dy;
+    a = accumulate_adjoint(a, dy);
   }
   template <std::size_t S, class D>
   TAD_INLINE constexpr void add_reduction(const D& dy) {
-    red[S] = red[S] + dy;
+    red[S] = accumulate_adjoint(red[S], dy);
   }
   template <std::size_t R, class D>
   TAD_INLINE constexpr void add_invariant(const D& dy) {
-    inv[R] = inv[R] + dy;
+    inv[R] = accumulate_adjoint(inv[R], dy);
   }
 };
 
@@ -269,7 +269,7 @@ class engine {
   /// scalar variables; the adjoints of the outermost reductions in any case.
   constexpr T top(bool final) {
     sink<T, W, NR, NI, false> s{};
-    const T value = forward_backward<T, 0, 0, false>(e_, ctx_, 0, T(1), s);
+    const T value = forward_backward<T, 0, 0, false>(e_, ctx_, 0, T(1), s).v;
     static_for<NR>([&](auto S) {
       if constexpr (P::info[S.value].depth == 0) ctx_.adj[S.value] = s.red[S.value];
     });
@@ -320,11 +320,11 @@ class engine {
           // The argument's adjoint is known before its value: differentiate as it is evaluated.
           const T seed = K == pass_kind::scaled ? T(1) : l.ctx.adj[S];
           const V da = Op::backward(simd::splat<V>(seed), simd::splat<V>(0), l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
-          const V v = forward_backward<V, AS, I.root_base, true>(r.arg, l.ctx, i, da, a.sk);
-          if constexpr (forward_in<K, A>(I)) Op::accumulate(a.fs[S], v);
+          const auto t = forward_backward<V, AS, I.root_base, true>(r.arg, l.ctx, i, da, a.sk);
+          if constexpr (forward_in<K, A>(I)) accumulate_tree<Op, std::remove_cvref_t<decltype(r.arg)>>(a.fs[S], t);
         } else if constexpr (forward_in<K, A>(I) || backward_in<K, A>(I)) {
           const auto t = forward<V, AS, I.root_base, true>(r.arg, l.ctx, i);
-          if constexpr (forward_in<K, A>(I)) Op::accumulate(a.fs[S], t.v);
+          if constexpr (forward_in<K, A>(I)) accumulate_tree<Op, std::remove_cvref_t<decltype(r.arg)>>(a.fs[S], t);
           if constexpr (backward_in<K, A>(I)) {
             const V da = Op::backward(simd::splat<V>(l.ctx.adj[S]), t.v, l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
             backward<AS, I.root_base>(r.arg, t, da, a.sk);

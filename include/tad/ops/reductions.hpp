@@ -51,6 +51,10 @@ struct sum_op : detail::reduction_base {
   static constexpr bool needs_value = false;
   template <class V> static constexpr reduction_state<V> init() { return detail::state_of<V>(0, 0); }
   template <class V> static constexpr void accumulate(reduction_state<V>& s, const V& v) { s.a = s.a + v; }
+  /// accumulate(s, x * y), rounded once (eval/contract.hpp).
+  template <class V> static constexpr void accumulate_product(reduction_state<V>& s, const V& x, const V& y) {
+    s.a = simd::mul_add(x, y, s.a);
+  }
   template <class V> static constexpr void merge(reduction_state<V>& s, const reduction_state<V>& o) { s.a = s.a + o.a; }
   template <class T> static constexpr reduction_result<T> finish(const reduction_state<T>& s, std::size_t) { return {s.a, T(0)}; }
   template <class V, class T>
@@ -63,6 +67,10 @@ struct mean_op : detail::reduction_base {
   static constexpr bool needs_value = false;
   template <class V> static constexpr reduction_state<V> init() { return detail::state_of<V>(0, 0); }
   template <class V> static constexpr void accumulate(reduction_state<V>& s, const V& v) { s.a = s.a + v; }
+  /// accumulate(s, x * y), rounded once (eval/contract.hpp).
+  template <class V> static constexpr void accumulate_product(reduction_state<V>& s, const V& x, const V& y) {
+    s.a = simd::mul_add(x, y, s.a);
+  }
   template <class V> static constexpr void merge(reduction_state<V>& s, const reduction_state<V>& o) { s.a = s.a + o.a; }
   template <class T> static constexpr reduction_result<T> finish(const reduction_state<T>& s, std::size_t n) {
     return {s.a / static_cast<T>(n), T(0)};
@@ -114,7 +122,7 @@ struct norm_op : detail::reduction_base {
   static constexpr std::string_view name = "norm";
   static constexpr bool needs_value = true;
   template <class V> static constexpr reduction_state<V> init() { return detail::state_of<V>(0, 0); }
-  template <class V> static constexpr void accumulate(reduction_state<V>& s, const V& v) { s.a = s.a + v * v; }
+  template <class V> static constexpr void accumulate(reduction_state<V>& s, const V& v) { s.a = simd::mul_add(v, v, s.a); }
   template <class V> static constexpr void merge(reduction_state<V>& s, const reduction_state<V>& o) { s.a = s.a + o.a; }
   template <class T> static constexpr reduction_result<T> finish(const reduction_state<T>& s, std::size_t) {
     return {math::sqrt(s.a), T(0)};

@@ -21,6 +21,7 @@
 #pragma GCC diagnostic pop
 #endif
 
+#include <cmath>
 #include <cstddef>
 #include <type_traits>
 
@@ -141,11 +142,93 @@ template <class B> inline B ceil(const B& x) noexcept { return xsimd::ceil(x); }
 /// Round half to even (the default floating-point rounding mode).
 template <class B> inline B round_even(const B& x) noexcept { return xsimd::nearbyint(x); }
 template <class B> inline auto isnan(const B& x) noexcept { return xsimd::isnan(x); }
-template <class B> inline B fma(const B& x, const B& y, const B& z) noexcept { return xsimd::fma(x, y, z); }
+namespace detail {
+/// True for xsimd's AVX-512 architectures. xsimd 8.1 has no fused multiply-add kernel for
+/// them: its fma, fms and fnma fall back to a multiply and an add (which g++ contracts by
+/// itself and clang does not), so tad calls the AVX-512F instructions directly.
+template <class A>
+inline constexpr bool is_avx512 =
+#if XSIMD_WITH_AVX512F
+    std::is_base_of_v<xsimd::avx512f, A>;
+#else
+    false;
+#endif
+}  // namespace detail
+
+/// x * y + z, fused where the target has FMA instructions.
+template <class T, class A>
+TAD_INLINE xsimd::batch<T, A> fma(const xsimd::batch<T, A>& x, const xsimd::batch<T, A>& y,
+                                  const xsimd::batch<T, A>& z) noexcept {
+#if XSIMD_WITH_AVX512F
+  if constexpr (detail::is_avx512<A> && std::is_same_v<T, double>) return _mm512_fmadd_pd(x, y, z);
+  else if constexpr (detail::is_avx512<A> && std::is_same_v<T, float>) return _mm512_fmadd_ps(x, y, z);
+  else
+#endif
+    return xsimd::fma(x, y, z);
+}
 /// x * y - z, fused.
-template <class B> inline B fms(const B& x, const B& y, const B& z) noexcept { return xsimd::fms(x, y, z); }
+template <class T, class A>
+TAD_INLINE xsimd::batch<T, A> fms(const xsimd::batch<T, A>& x, const xsimd::batch<T, A>& y,
+                                  const xsimd::batch<T, A>& z) noexcept {
+#if XSIMD_WITH_AVX512F
+  if constexpr (detail::is_avx512<A> && std::is_same_v<T, double>) return _mm512_fmsub_pd(x, y, z);
+  else if constexpr (detail::is_avx512<A> && std::is_same_v<T, float>) return _mm512_fmsub_ps(x, y, z);
+  else
+#endif
+    return xsimd::fms(x, y, z);
+}
 /// z - x * y, fused.
-template <class B> inline B fnma(const B& x, const B& y, const B& z) noexcept { return xsimd::fnma(x, y, z); }
+template <class T, class A>
+TAD_INLINE xsimd::batch<T, A> fnma(const xsimd::batch<T, A>& x, const xsimd::batch<T, A>& y,
+                                   const xsimd::batch<T, A>& z) noexcept {
+#if XSIMD_WITH_AVX512F
+  if constexpr (detail::is_avx512<A> && std::is_same_v<T, double>) return _mm512_fnmadd_pd(x, y, z);
+  else if constexpr (detail::is_avx512<A> && std::is_same_v<T, float>) return _mm512_fnmadd_ps(x, y, z);
+  else
+#endif
+    return xsimd::fnma(x, y, z);
+}
+
+/// `x * y + z` for a batch or a scalar, rounded once where the target has FMA instructions
+/// (batches: simd::fma, a multiply and an add on targets without them; scalars:
+/// std::fma when the compiler inlines it as one instruction, `__FMA__`), else `x * y + z`;
+/// in a constant expression `x * y + z`. The engine contracts products into sums with these
+/// (eval/contract.hpp, doc/decisions.md item 18).
+template <class V>
+TAD_INLINE constexpr V mul_add(const V& x, const V& y, const V& z) noexcept {
+  if constexpr (is_batch_v<V>) {
+    return simd::fma(x, y, z);
+  } else {
+#if defined(__FMA__)
+    if (!std::is_constant_evaluated()) return std::fma(x, y, z);
+#endif
+    return x * y + z;
+  }
+}
+/// `x * y - z`, rounded as mul_add.
+template <class V>
+TAD_INLINE constexpr V mul_sub(const V& x, const V& y, const V& z) noexcept {
+  if constexpr (is_batch_v<V>) {
+    return simd::fms(x, y, z);
+  } else {
+#if defined(__FMA__)
+    if (!std::is_constant_evaluated()) return std::fma(x, y, -z);
+#endif
+    return x * y - z;
+  }
+}
+/// `z - x * y`, rounded as mul_add.
+template <class V>
+TAD_INLINE constexpr V neg_mul_add(const V& x, const V& y, const V& z) noexcept {
+  if constexpr (is_batch_v<V>) {
+    return simd::fnma(x, y, z);
+  } else {
+#if defined(__FMA__)
+    if (!std::is_constant_evaluated()) return std::fma(-x, y, z);
+#endif
+    return z - x * y;
+  }
+}
 
 }  // namespace tad::simd
 

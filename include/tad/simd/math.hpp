@@ -69,10 +69,10 @@ TAD_INLINE X exp_batch(X x) noexcept {
   const X lo = simd::splat<X>(f64 ? -746.0 : -104.0), hi = simd::splat<X>(f64 ? 710.0 : 89.0);
   const X xc = xsimd::min(xsimd::max(x, lo), hi);
   const X log2e = simd::splat<X>(f64 ? 0x1.71547652b82fep0 : 0x1.715476p0f);
-  const X t = xsimd::fma(xc, log2e, simd::splat<X>(magic));
+  const X t = simd::fma(xc, log2e, simd::splat<X>(magic));
   const X k = t - simd::splat<X>(magic);
-  X r = xsimd::fnma(k, simd::splat<X>(f64 ? 0x1.62e42feep-1 : 0x1.62e4p-1f), xc);  // ln2, high part
-  r = xsimd::fnma(k, simd::splat<X>(f64 ? 0x1.a39ef35793c76p-33 : 0x1.7f7d1cp-20f), r);  // low part
+  X r = simd::fnma(k, simd::splat<X>(f64 ? 0x1.62e42feep-1 : 0x1.62e4p-1f), xc);  // ln2, high part
+  r = simd::fnma(k, simd::splat<X>(f64 ? 0x1.a39ef35793c76p-33 : 0x1.7f7d1cp-20f), r);  // low part
   // Taylor coefficients 1/n! to degree 13 (float: 8): e^r = 1 + (r + r^2 q(r)), q by Estrin's
   // scheme (a few levels of FMA instead of Horner's chain of 13: W1 and CG, where exp is one link
   // of a longer chain, were 5 % slower with Horner); adding the 1 last keeps the result within
@@ -83,16 +83,16 @@ TAD_INLINE X exp_batch(X x) noexcept {
     return simd::splat<X>(T(1) / f);
   };
   const X r2 = r * r, r4 = r2 * r2;
-  auto pair = [&](int n) { return xsimd::fma(c(n + 1), r, c(n)); };  // c_n + c_(n+1) r
+  auto pair = [&](int n) { return simd::fma(c(n + 1), r, c(n)); };  // c_n + c_(n+1) r
   X q;
   if constexpr (f64) {  // degrees 2-13 of e^r
-    const X a = xsimd::fma(pair(4), r2, pair(2)), b = xsimd::fma(pair(8), r2, pair(6));
-    const X d = xsimd::fma(pair(12), r2, pair(10));
-    q = xsimd::fma(xsimd::fma(d, r4, b), r4, a);
+    const X a = simd::fma(pair(4), r2, pair(2)), b = simd::fma(pair(8), r2, pair(6));
+    const X d = simd::fma(pair(12), r2, pair(10));
+    q = simd::fma(simd::fma(d, r4, b), r4, a);
   } else {  // degrees 2-8
-    q = xsimd::fma(xsimd::fma(c(8), r2, pair(6)), r4, xsimd::fma(pair(4), r2, pair(2)));
+    q = simd::fma(simd::fma(c(8), r2, pair(6)), r4, simd::fma(pair(4), r2, pair(2)));
   }
-  const X p = simd::splat<X>(1) + xsimd::fma(q, r2, r);
+  const X p = simd::splat<X>(1) + simd::fma(q, r2, r);
   // 2^k = 2^k1 * 2^k2, k1 in [min normal exponent + 1, max exponent]: p * 2^k1 is exact
   const X k1 = xsimd::min(xsimd::max(k, simd::splat<X>(f64 ? -1021.0 : -125.0)), simd::splat<X>(bias));
   const X k2 = k - k1;
