@@ -73,7 +73,7 @@ struct reverse_gradient_op {
   static constexpr std::string_view name = "reverse_gradient";
   static constexpr linearity linear = linearity::product;
   TAD_INLINE static constexpr auto forward(auto x, auto) { return x; }
-  TAD_INLINE static constexpr auto backward(auto dy, auto, auto l, auto) { return adjoints{-(dy * l), zero{}}; }
+  TAD_INLINE static constexpr auto backward(auto dy, auto, auto l, auto) { return adjoints{simd::neg(dy * l), zero{}}; }
 };
 
 /// Forward e; backward dy clipped to [lo, hi], NaN staying NaN. Not linear in dy, so the

@@ -21,7 +21,7 @@ struct sub_op {
   static constexpr std::string_view name = "-";
   static constexpr linearity linear = linearity::additive;
   TAD_INLINE static constexpr auto forward(auto a, auto b) { return a - b; }
-  TAD_INLINE static constexpr auto backward(auto dy, auto, auto, auto) { return adjoints{dy, -dy}; }
+  TAD_INLINE static constexpr auto backward(auto dy, auto, auto, auto) { return adjoints{dy, simd::neg(dy)}; }
 };
 
 struct mul_op {
@@ -37,7 +37,7 @@ struct div_op {
   TAD_INLINE static constexpr auto forward(auto a, auto b) { return a / b; }
   TAD_INLINE static constexpr auto backward(auto dy, auto, auto b, auto y) {
     auto q = dy / b;
-    return adjoints{q, -(q * y)};
+    return adjoints{q, simd::neg(q * y)};
   }
 };
 
@@ -46,7 +46,7 @@ struct div_op {
 struct reciprocal_op {
   static constexpr std::string_view name = "reciprocal";
   TAD_INLINE static constexpr auto forward(auto x) { return simd::splat<decltype(x)>(1) / x; }
-  TAD_INLINE static constexpr auto backward(auto dy, auto, auto y) { return -(dy * y * y); }
+  TAD_INLINE static constexpr auto backward(auto dy, auto, auto y) { return simd::neg(dy * y * y); }
 };
 
 /// `identity(e)`: the value of e, gradient dy. An op of its own so that a gradient can be
@@ -61,8 +61,8 @@ struct identity_op {
 struct neg_op {
   static constexpr std::string_view name = "neg";
   static constexpr linearity linear = linearity::additive;
-  TAD_INLINE static constexpr auto forward(auto a) { return -a; }
-  TAD_INLINE static constexpr auto backward(auto dy, auto, auto) { return -dy; }
+  TAD_INLINE static constexpr auto forward(auto a) { return simd::neg(a); }
+  TAD_INLINE static constexpr auto backward(auto dy, auto, auto) { return simd::neg(dy); }
 };
 
 namespace detail {

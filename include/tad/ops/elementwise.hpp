@@ -39,7 +39,7 @@ struct sin_op {
 struct cos_op {
   static constexpr std::string_view name = "cos";
   TAD_INLINE static constexpr auto forward(auto x) { return math::cos(x); }
-  TAD_INLINE static constexpr auto backward(auto dy, auto x, auto) { return -(dy * math::sin(x)); }
+  TAD_INLINE static constexpr auto backward(auto dy, auto x, auto) { return simd::neg(dy * math::sin(x)); }
 };
 struct tan_op {
   static constexpr std::string_view name = "tan";

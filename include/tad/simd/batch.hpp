@@ -189,6 +189,18 @@ TAD_INLINE xsimd::batch<T, A> fnma(const xsimd::batch<T, A>& x, const xsimd::bat
     return xsimd::fnma(x, y, z);
 }
 
+/// `-x` for a batch or a scalar, as a flip of the sign bit: xsimd 8.1 negates an AVX-512 batch
+/// as `0 - x`, which leaves +0 at +0 (the SSE/AVX kernels flip the bit, like this). tad's ops
+/// negate with this (doc/decisions.md item 19).
+template <class V>
+TAD_INLINE constexpr V neg(const V& x) noexcept {
+  if constexpr (is_batch_v<V>) {
+    return x ^ V(typename V::value_type(-0.0));
+  } else {
+    return -x;
+  }
+}
+
 /// `x * y + z` for a batch or a scalar, rounded once where the target has FMA instructions
 /// (batches: simd::fma, a multiply and an add on targets without them; scalars:
 /// std::fma when the compiler inlines it as one instruction, `__FMA__`), else `x * y + z`;

@@ -35,14 +35,14 @@ X pow_special_cases(X x, X y, X r) noexcept {
   const auto x_neg = (x < zero) | (one / x < zero);  // also -0
   // x = +-0 or +-inf: 0 or inf, negative for a negative x and odd y
   const X zi = simd::select(((x == zero) & (y < zero)) | ((ax == inf) & (y > zero)), inf, zero);
-  r = simd::select((x == zero) | (ax == inf), simd::select(y_odd & x_neg, -zi, zi), r);
+  r = simd::select((x == zero) | (ax == inf), simd::select(y_odd & x_neg, simd::neg(zi), zi), r);
   // y = +-inf: 1 for |x| = 1, else 0 or inf
   const auto to_zero = ((ax < one) & (y > zero)) | ((ax > one) & (y < zero));
   r = simd::select(ay == inf, simd::select(ax == one, one, simd::select(to_zero, zero, inf)), r);
   r = simd::select(simd::isnan(x) | simd::isnan(y), x + y, r);
   // negative finite x, integer y: the sign is set by the parity of y
   const X ar = simd::abs(r);
-  r = simd::select((x < zero) & (ax < inf) & y_int, simd::select(y_odd, -ar, ar), r);
+  r = simd::select((x < zero) & (ax < inf) & y_int, simd::select(y_odd, simd::neg(ar), ar), r);
   return simd::select((y == zero) | (x == one), one, r);
 }
 }  // namespace detail
