@@ -151,14 +151,17 @@ struct sum_ref {
   double fin = 0, absfin = 0, tol = 0;
   std::size_t n = 0;
   /// A term with its own absolute tolerance; `definite`: an infinite term is an infinity in
-  /// every path (not a finite value near overflow in another).
+  /// every path (not a finite value near overflow in another). An infinity that is not
+  /// definite (a product that overflowed here, which another path's FMA keeps exact and adds
+  /// to the rest: decisions.md 18) decides neither the sign of an infinite sum nor a NaN
+  /// (inf - inf): with it the sum is not compared.
   void add(double t, double t_tol = 0, bool definite = true) {
     ++n;
     if (std::isnan(t)) {
       nan = true;
     } else if (std::isinf(t)) {
-      (t > 0 ? pinf : ninf) = true;
-      if (!definite) soft = true;
+      if (definite) (t > 0 ? pinf : ninf) = true;
+      else soft = true;
     } else {
       fin += t;
       absfin += std::abs(t);
