@@ -4,8 +4,9 @@
 // variable's gradient contribution `dy * x` as fused multiply-adds, rounded once, in the SIMD
 // loops, their scalar tails and scalar expressions alike; without them, and in constant
 // evaluation, as a multiply and an add. The data make the two roundings differ by a known amount:
-// with u = 2^-(p/2 + 2) (p the significand's bits), (1 + u)(1 - u) = 1 - u^2 is exact in
-// neither type and rounds to 1, so `(1 + u)(1 - u) - 1` is -u^2 fused and 0 unfused.
+// with u = 2^-(p/2 + 2) (p the significand's bits, p/2 rounded down), (1 + u)(1 - u) = 1 - u^2
+// is representable in neither type and rounds to 1, so `(1 + u)(1 - u) - 1` is -u^2 fused and
+// 0 unfused.
 #include <tad/tad.hpp>
 
 #include <boost/test/unit_test.hpp>
