@@ -208,6 +208,26 @@ int main() {
     check("stripped: gradient", gt, 12.0);
     check("stripped, stops kept: gradient", gs, 6.0);
   }
+  {
+    std::vector<double> xs{4.0, 0.0, -1.0};
+    auto x = tad::var<"x">(xs);
+    // [double where]
+    // where(x > 0, sqrt(x), 0): the gradient at x <= 0 is 0 * sqrt'(x) = 0 * inf or 0 * NaN = NaN.
+    auto trap = tad::sum(tad::where(x > 0, tad::sqrt(x), 0));
+    // The double where: sqrt only ever sees positive inputs, so its derivative is finite.
+    auto safe = tad::sum(tad::where(x > 0, tad::sqrt(tad::where(x > 0, x, 1)), 0));
+    // [double where]
+    auto [vt, gt] = tad::grad(trap, x);
+    auto [vs, gs] = tad::grad(safe, x);
+    check("where(x > 0, sqrt(x), 0): value", vt, 2.0);
+    check("where: gradient at 4", gt[0], 0.25);
+    check("where: gradient at 0 is NaN (0 * inf)", std::isnan(gt[1]) ? 1.0 : 0.0, 1.0);
+    check("where: gradient at -1 is NaN (0 * NaN)", std::isnan(gt[2]) ? 1.0 : 0.0, 1.0);
+    check("double where: value", vs, 2.0);
+    check("double where: gradient at 4", gs[0], 0.25);
+    check("double where: gradient at 0", gs[1], 0.0);
+    check("double where: gradient at -1", gs[2], 0.0);
+  }
   std::printf("%s\n", failures != 0 ? "FAILED" : "all checks passed");
   return failures != 0 ? 1 : 0;
 }

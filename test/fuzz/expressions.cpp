@@ -561,7 +561,8 @@ elem_tol tol_pow_s(const elem& e, const limits& L) {
 }
 
 double nearbyint_(double v, const limits& L) { return L.dbl ? std::nearbyint(v) : double(std::nearbyint(float(v))); }
-double sign_(double v) { return std::isnan(v) ? v : v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0; }
+/// sign(NaN) = +0, as PyTorch and TensorFlow (doc/semantics.md).
+double sign_(double v) { return v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0; }
 
 /// Is got the exact result want (NaN for NaN; the sign of a zero when `zero_sign`)?
 bool is(double got, double want, bool zero_sign = false) {
@@ -591,16 +592,17 @@ const char* closed_square(const elem& e, const limits& L) {
 }
 const char* closed_abs(const elem& e, const limits&) {
   TAD_FUZZ_EXPECT(is(e.v, std::abs(e.x), true), "abs(x) == |x|, abs(-0) == +0");
-  TAD_FUZZ_EXPECT(is(e.gx, sign_(e.x)), "d abs(x) == sign(x), 0 at 0");
+  TAD_FUZZ_EXPECT(is(e.gx, sign_(e.x)), "d abs(x) == sign(x), 0 at 0 and at NaN");
   return nullptr;
 }
 const char* closed_relu(const elem& e, const limits&) {
   TAD_FUZZ_EXPECT(is(e.v, e.x < 0 ? 0.0 : e.x), "relu(x) == max(x, 0), NaN stays NaN");
-  TAD_FUZZ_EXPECT(is(e.gx, e.x > 0 ? 1.0 : 0.0), "d relu(x) == (x > 0)");
+  const double y = e.x < 0 ? 0.0 : e.x;
+  TAD_FUZZ_EXPECT(is(e.gx, y <= 0 ? 0.0 : 1.0), "d relu(x): 0 where relu(x) <= 0, else 1 (1 at NaN)");
   return nullptr;
 }
 const char* closed_sign(const elem& e, const limits&) {
-  TAD_FUZZ_EXPECT(is(e.v, sign_(e.x), true), "sign(x) in {-1, +0, 1}, NaN for NaN");
+  TAD_FUZZ_EXPECT(is(e.v, sign_(e.x), true), "sign(x) in {-1, +0, 1}, +0 for NaN");
   return closed_nondiff(e);
 }
 const char* closed_round(const elem& e, const limits& L) {
@@ -639,14 +641,16 @@ double max_(double a, double b) { return std::isnan(a) || std::isnan(b) ? a + b 
 double min_(double a, double b) { return std::isnan(a) || std::isnan(b) ? a + b : b < a ? b : a; }
 const char* closed_min(const elem& e, const limits&) {
   TAD_FUZZ_EXPECT(is(e.v, min_(e.x, e.y)), "min(x, y): NaN from either side");
-  TAD_FUZZ_EXPECT(is(e.gx, e.x < e.y ? 1 : e.x == e.y ? 0.5 : 0) && is(e.gy, e.y < e.x ? 1 : e.x == e.y ? 0.5 : 0),
-                  "d min(x, y): 1 to the smaller, 1/2 each at a tie");
+  const double share = e.x == e.y ? 0.5 : 1;  // NaN: no comparison holds, both get all
+  TAD_FUZZ_EXPECT(is(e.gx, e.x > e.y ? 0 : share) && is(e.gy, e.x < e.y ? 0 : share),
+                  "d min(x, y): 1 to the smaller, 1/2 each at a tie, 1 to both at a NaN");
   return nullptr;
 }
 const char* closed_max(const elem& e, const limits&) {
   TAD_FUZZ_EXPECT(is(e.v, max_(e.x, e.y)), "max(x, y): NaN from either side");
-  TAD_FUZZ_EXPECT(is(e.gx, e.x > e.y ? 1 : e.x == e.y ? 0.5 : 0) && is(e.gy, e.y > e.x ? 1 : e.x == e.y ? 0.5 : 0),
-                  "d max(x, y): 1 to the larger, 1/2 each at a tie");
+  const double share = e.x == e.y ? 0.5 : 1;  // NaN: no comparison holds, both get all
+  TAD_FUZZ_EXPECT(is(e.gx, e.x < e.y ? 0 : share) && is(e.gy, e.x > e.y ? 0 : share),
+                  "d max(x, y): 1 to the larger, 1/2 each at a tie, 1 to both at a NaN");
   return nullptr;
 }
 const char* closed_fma(const elem& e, const limits&) {
@@ -671,9 +675,11 @@ const char* closed_where(const elem& e, const limits& L) {
 }
 const char* closed_clamp(const elem& e, const limits&) {
   const double lo = e.y, hi = e.s, x = e.x;
-  TAD_FUZZ_EXPECT(is(e.v, x < lo ? lo : x > hi ? hi : x), "clamp(x, lo, hi)");
-  TAD_FUZZ_EXPECT(is(e.gx, (x < lo || x > hi) ? 0 : 1) && is(e.gy, x < lo ? 1 : 0) && is(e.gs, x > hi ? 1 : 0),
-                  "d clamp: x on [lo, hi] incl. the bounds, lo where x < lo, hi where x > hi");
+  TAD_FUZZ_EXPECT(is(e.v, min_(max_(x, lo), hi)), "clamp(x, lo, hi) == min(max(x, lo), hi), NaN from any");
+  TAD_FUZZ_EXPECT(is(e.gx, (x >= lo && x <= hi) ? 1 : 0) && is(e.gy, (x < lo && lo <= hi) ? 1 : 0) &&
+                      is(e.gs, (x > hi || (x < lo && lo > hi)) ? 1 : 0),
+                  "d clamp: x on [lo, hi] incl. the bounds (not at NaN), lo where x < lo <= hi, hi where "
+                  "the result is hi by the upper clamp");
   return nullptr;
 }
 const char* closed_stop(const elem& e, const limits& L) {
@@ -699,7 +705,7 @@ const char* closed_st_round(const elem& e, const limits& L) {
 }
 const char* closed_st_sign(const elem& e, const limits&) {
   TAD_FUZZ_EXPECT(is(e.v, sign_(e.x), true), "straight_through(sign(x), clamp(x, -1, 1)): value sign(x)");
-  TAD_FUZZ_EXPECT(is(e.gx, (e.x < -1 || e.x > 1) ? 0 : 1), "straight_through(sign(x), clamp(x, -1, 1)): gradient of clamp");
+  TAD_FUZZ_EXPECT(is(e.gx, (e.x >= -1 && e.x <= 1) ? 1 : 0), "straight_through(sign(x), clamp(x, -1, 1)): gradient of clamp");
   return nullptr;
 }
 const char* closed_cg_log1pexp(const elem& e, const limits&) {
@@ -804,8 +810,13 @@ void ref_extremum(const ctx& c, const result& r) {
     return;
   }
   if (r.threw_domain) fail("%s threw std::domain_error on a non-empty array", name);
-  if (any_nan(c.x)) {
+  if (any_nan(c.x)) {  // the NaNs share the gradient (PyTorch's evenly_distribute_backward)
     if (!std::isnan(r.value)) fail("%s with a NaN must be NaN, got %.17g", name, r.value);
+    std::size_t nans = 0;
+    for (double v : c.x) nans += std::isnan(v);
+    const double g = c.L.rnd(1.0 / double(nans));
+    for (std::size_t i = 0; i < c.n; ++i)
+      expect_grad(Max ? "d max(x)/dx with NaNs" : "d min(x)/dx with NaNs", r.gx, i, std::isnan(c.x[i]) ? g : 0, 0);
     return;
   }
   double m = c.x[0];

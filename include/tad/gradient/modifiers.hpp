@@ -5,6 +5,7 @@
 
 #include <tad/core/expression.hpp>
 #include <tad/core/leaves.hpp>
+#include <tad/core/parameter.hpp>
 #include <tad/core/zero.hpp>
 #include <tad/detail/static_for.hpp>
 #include <tad/ops/adjoints.hpp>
@@ -17,33 +18,6 @@
 #include <type_traits>
 
 namespace tad {
-
-namespace detail {
-template <class P>
-inline constexpr bool is_parameter_leaf_v = false;
-template <class T>
-inline constexpr bool is_parameter_leaf_v<scalar_constant<T>> = true;
-template <class T>
-inline constexpr bool is_parameter_leaf_v<scalar_constant_ref<T>> = true;
-template <long long N, long long D>
-inline constexpr bool is_parameter_leaf_v<literal<N, D>> = true;
-
-template <class P>
-inline constexpr bool is_constant_ref_v = false;
-template <class T>
-inline constexpr bool is_constant_ref_v<scalar_constant_ref<T>> = true;
-
-template <class P>
-inline constexpr bool is_literal_v = false;
-template <long long N, long long D>
-inline constexpr bool is_literal_v<literal<N, D>> = true;
-
-/// The current value of a parameter leaf in T.
-template <class T, class L>
-constexpr T parameter_value(const L& l) noexcept {
-  if constexpr (is_literal_v<L>) return L::template as<T>(); else return static_cast<T>(l.value());
-}
-}  // namespace detail
 
 /// A modifier's parameter: a number, `tad::constant_ref(x)` or `tad::lit<N, D>`.
 template <class P>

@@ -24,31 +24,29 @@ struct pow_op {
   }
 };
 
-/// `max(a, b)`: NaN if either is NaN; at a tie each side gets half the gradient (PyTorch).
+/// `max(a, b)`: NaN if either is NaN. The gradient as PyTorch's `maximum`: all of it to the
+/// larger, half to each at a tie, and all of it to both where either is NaN (no comparison holds).
 struct max_op {
   static constexpr std::string_view name = "max";
   TAD_INLINE static constexpr auto forward(auto a, auto b) { return math::max(a, b); }
   TAD_INLINE static constexpr auto backward(auto dy, auto a, auto b, auto) {
     using V = decltype(a);
     const V zero_v = simd::splat<V>(0);
-    const V half = dy * simd::splat<V>(0.5);
-    V da = simd::select(a > b, dy, simd::select(a == b, half, zero_v));
-    V db = simd::select(b > a, dy, simd::select(a == b, half, zero_v));
-    return adjoints{da, db};
+    const V shared = simd::select(a == b, dy * simd::splat<V>(0.5), dy);
+    return adjoints{simd::select(a < b, zero_v, shared), simd::select(a > b, zero_v, shared)};
   }
 };
 
-/// `min(a, b)`: NaN if either is NaN; at a tie each side gets half the gradient (PyTorch).
+/// `min(a, b)`: NaN if either is NaN. The gradient as PyTorch's `minimum`: all of it to the
+/// smaller, half to each at a tie, and all of it to both where either is NaN.
 struct min_op {
   static constexpr std::string_view name = "min";
   TAD_INLINE static constexpr auto forward(auto a, auto b) { return math::min(a, b); }
   TAD_INLINE static constexpr auto backward(auto dy, auto a, auto b, auto) {
     using V = decltype(a);
     const V zero_v = simd::splat<V>(0);
-    const V half = dy * simd::splat<V>(0.5);
-    V da = simd::select(a < b, dy, simd::select(a == b, half, zero_v));
-    V db = simd::select(b < a, dy, simd::select(a == b, half, zero_v));
-    return adjoints{da, db};
+    const V shared = simd::select(a == b, dy * simd::splat<V>(0.5), dy);
+    return adjoints{simd::select(a > b, zero_v, shared), simd::select(a < b, zero_v, shared)};
   }
 };
 

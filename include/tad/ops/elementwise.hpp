@@ -84,16 +84,17 @@ struct abs_op {
   TAD_INLINE static constexpr auto forward(auto x) { return math::abs(x); }
   TAD_INLINE static constexpr auto backward(auto dy, auto x, auto) { return dy * math::sign(x); }
 };
-/// `relu(x) = max(x, 0)`, NaN stays NaN; `relu'(0) = 0` (PyTorch).
+/// `relu(x) = max(x, 0)`, NaN stays NaN. As PyTorch, the gradient masks on the result: 0 where
+/// `relu(x) <= 0`, so `relu'(0) = 0` and `relu'(NaN) = 1`.
 struct relu_op {
   static constexpr std::string_view name = "relu";
   TAD_INLINE static constexpr auto forward(auto x) {
     using V = decltype(x);
     return simd::select(x < V(0), V(0), x);
   }
-  TAD_INLINE static constexpr auto backward(auto dy, auto x, auto) {
-    using V = decltype(x);
-    return simd::select(x > V(0), dy, V(0));
+  TAD_INLINE static constexpr auto backward(auto dy, auto, auto y) {
+    using V = decltype(y);
+    return simd::select(y <= V(0), V(0), dy);
   }
 };
 

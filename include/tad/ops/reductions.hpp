@@ -81,7 +81,8 @@ struct mean_op : detail::reduction_base {
 
 namespace detail {
 /// max (Less = false) or min (Less = true) with the number of elements that attain it, so ties
-/// share the gradient equally. NaN anywhere gives NaN.
+/// share the gradient equally. NaN anywhere gives NaN, and then the NaN elements share the
+/// gradient (PyTorch's evenly_distribute_backward): the state counts NaNs once it holds one.
 template <bool Less>
 struct extremum_base : reduction_base {
   static constexpr bool needs_value = true;
@@ -95,15 +96,19 @@ struct extremum_base : reduction_base {
     merge(s, reduction_state<V>{v, simd::splat<V>(1)});
   }
   template <class V> static constexpr void merge(reduction_state<V>& s, const reduction_state<V>& o) {
-    const auto gt = better(o.a, s.a);
-    const auto eq = o.a == s.a;
-    s.b = simd::select(gt, o.b, simd::select(eq, s.b + o.b, s.b));
-    s.a = simd::select(gt | math::isnan(o.a), o.a, s.a);
+    const auto o_nan = math::isnan(o.a);
+    const auto s_nan = math::isnan(s.a);
+    const auto take = better(o.a, s.a) | (o_nan & !s_nan);  // a larger value, or a first NaN
+    const auto add = (o.a == s.a) | (o_nan & s_nan);        // a tie, or one more NaN
+    s.b = simd::select(take, o.b, simd::select(add, s.b + o.b, s.b));
+    s.a = simd::select(take, o.a, s.a);
   }
   template <class T> static constexpr reduction_result<T> finish(const reduction_state<T>& s, std::size_t) { return {s.a, s.b}; }
   template <class V, class T>
   static constexpr V backward(const V& dr, const V& v, T value, T count, std::size_t) {
-    return simd::select(v == simd::splat<V>(value), dr / simd::splat<V>(count), simd::splat<V>(0));
+    // NOLINTNEXTLINE(misc-redundant-expression): value != value is the constexpr NaN test
+    const auto hit = value != value ? math::isnan(v) : v == simd::splat<V>(value);
+    return simd::select(hit, dr / simd::splat<V>(count), simd::splat<V>(0));
   }
 };
 }  // namespace detail

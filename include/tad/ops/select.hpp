@@ -2,13 +2,16 @@
 /// Comparisons (non-differentiable masks), mask logic, `where(mask, a, b)` and `clamp`.
 
 #include <tad/core/expression.hpp>
+#include <tad/core/parameter.hpp>
 #include <tad/core/zero.hpp>
 #include <tad/ops/adjoints.hpp>
 #include <tad/ops/make.hpp>
 #include <tad/simd/batch.hpp>
 #include <tad/simd/math.hpp>
 
+#include <stdexcept>
 #include <string_view>
+#include <type_traits>
 
 namespace tad {
 
@@ -76,17 +79,32 @@ struct where_op {
   }
 };
 
-/// `clamp(x, lo, hi) = min(max(x, lo), hi)`; NaN stays NaN. The gradient passes to x inside
-/// [lo, hi] including the bounds (PyTorch), and to lo (hi) where x is below (above) it.
+/// `clamp(x, lo, hi) = min(max(x, lo), hi)` (PyTorch); NaN in x or a bound gives NaN. The gradient
+/// is the derivative of that formula, with PyTorch's subgradient at the bounds: x gets it on
+/// [lo, hi] including the bounds (none where x is NaN), lo where x < lo, hi where the result is
+/// hi by the upper clamp (x > hi, or everywhere x < lo when lo > hi). Bounds that are parameters
+/// (numbers, constant_ref, lit) must satisfy lo <= hi: checked before anything runs (as
+/// clip_gradient); bounds computed by expressions follow the formula (doc/semantics.md).
 struct clamp_op {
   static constexpr std::string_view name = "clamp";
   TAD_INLINE static constexpr auto forward(auto x, auto lo, auto hi) {
-    return simd::select(x < lo, lo, simd::select(x > hi, hi, x));
+    return math::min(math::max(x, lo), hi);
   }
   TAD_INLINE static constexpr auto backward(auto dy, auto x, auto lo, auto hi, auto) {
     const auto z = simd::splat<decltype(dy)>(0);
-    return adjoints{simd::select((x < lo) | (x > hi), z, dy), simd::select(x < lo, dy, z),
-                    simd::select(x > hi, dy, z)};
+    const auto below = x < lo;
+    return adjoints{simd::select((x >= lo) & (x <= hi), dy, z), simd::select(below & (lo <= hi), dy, z),
+                    simd::select((x > hi) | (below & (lo > hi)), dy, z)};
+  }
+  /// Called by the engine before any loop (and by clamp() for numbers): parameter bounds only.
+  template <class T, class N>
+  static constexpr void validate(const N& n) {
+    using L = std::remove_cvref_t<decltype(n.b)>;
+    using H = std::remove_cvref_t<decltype(n.c)>;
+    if constexpr (detail::is_parameter_leaf_v<L> && detail::is_parameter_leaf_v<H>) {
+      if (!(detail::parameter_value<T>(n.b) <= detail::parameter_value<T>(n.c)))
+        throw std::invalid_argument("tad::clamp(x, lo, hi): lo must not exceed hi, and neither may be NaN");
+    }
   }
 };
 
@@ -135,7 +153,8 @@ constexpr auto where(const M& m, const A& a, const B& b) {
   }
 }
 
-/// `clamp(x, lo, hi)`: forward clamp of x to [lo, hi].
+/// `clamp(x, lo, hi)`: `min(max(x, lo), hi)`. Throws std::invalid_argument when number bounds have
+/// lo > hi or a NaN (here; for constant_ref bounds at evaluation); literal bounds: a compile error.
 template <class X, class L, class H>
 constexpr auto clamp(const X& x, const L& lo, const H& hi) {
   constexpr bool ok = expression<X> && operand<L> && operand<H>;
@@ -145,7 +164,18 @@ constexpr auto clamp(const X& x, const L& lo, const H& hi) {
     static_assert(ok, "tad::clamp(x, lo, hi): x must be a tad expression, lo and hi expressions or numbers");
     return detail::invalid_expression{};
   } else {
-    return detail::make_from<clamp_op>(x, lo, hi);
+    using LE = detail::as_expr_t<L>;
+    using HE = detail::as_expr_t<H>;
+    if constexpr (detail::is_literal_v<LE> && detail::is_literal_v<HE>) {
+      static_assert(LE::template as<long double>() <= HE::template as<long double>(),
+                    "tad::clamp(x, lo, hi): lo must not exceed hi");
+    }
+    auto n = detail::make_from<clamp_op>(x, lo, hi);
+    if constexpr (!detail::poisoned_v<decltype(n)> && !detail::is_constant_ref_v<LE> &&
+                  !detail::is_constant_ref_v<HE>) {
+      clamp_op::validate<long double>(n);  // number bounds are known now: fail at construction
+    }
+    return n;
   }
 }
 

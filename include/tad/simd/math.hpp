@@ -135,24 +135,24 @@ constexpr X log(X x) noexcept {
     return std::log(x);
   }
 }
-/// log(1 + x), accurate for small |x|.
+/// log(1 + x), accurate for small |x|; `log1p(-0) = -0` (xsimd 8.1's kernel returns +0).
 template <detail::floating X>
 constexpr X log1p(X x) noexcept {
   if constexpr (simd::is_batch_v<X>) {
-    return simd::log1p(x);
+    return simd::select(x == simd::splat<X>(0), x, simd::log1p(x));
   } else {
     if (std::is_constant_evaluated()) return detail::log1p(x);
     return std::log1p(x);
   }
 }
-/// e^x - 1, accurate for small |x|.
+/// e^x - 1, accurate for small |x|; `expm1(-0) = -0` (xsimd 8.1's kernel returns +0).
 template <detail::floating X>
 constexpr X expm1(X x) noexcept {
   if constexpr (simd::is_batch_v<X>) {
     // xsimd 8.1 returns inf above ~709.43 (float: 88.38): e^x - 1 = e (e + 2), e = e^(x/2) - 1
     using T = simd::scalar_of_t<X>;
     const auto big = x > simd::splat<X>(std::is_same_v<T, float> ? 87.0 : 708.0);
-    if (__builtin_expect(!simd::any(big), 1)) return simd::expm1(x);  // the usual case
+    if (__builtin_expect(!simd::any(big), 1)) return simd::select(x == simd::splat<X>(0), x, simd::expm1(x));
     const X e = simd::expm1(simd::select(big, x * simd::splat<X>(0.5), x));
     return simd::select(big, e * (e + simd::splat<X>(2)), e);
   } else {
@@ -287,13 +287,12 @@ constexpr X min(X a, X b) noexcept {
     return detail::min(a, b);
   }
 }
-/// -1, 0 or +1; +0 for both zeros; NaN stays NaN.
+/// -1, 0 or +1; +0 for both zeros and for NaN (PyTorch's and TensorFlow's `sign`).
 template <detail::floating X>
 constexpr X sign(X x) noexcept {
   if constexpr (simd::is_batch_v<X>) {
     const X zero = simd::splat<X>(0), one = simd::splat<X>(1);
-    const X s = simd::select(x > zero, one, zero) - simd::select(x < zero, one, zero);
-    return simd::select(simd::isnan(x), x, s);
+    return simd::select(x > zero, one, zero) - simd::select(x < zero, one, zero);
   } else {
     return detail::sign(x);
   }

@@ -284,9 +284,9 @@ template <class T> constexpr T round_even(T x) noexcept { return static_cast<T>(
 template <class T> constexpr T floor(T x) noexcept { return static_cast<T>(f64::floor(x)); }
 template <class T> constexpr T ceil(T x) noexcept { return static_cast<T>(f64::ceil(x)); }
 template <class T> constexpr T abs(T x) noexcept { return static_cast<T>(mag(x)); }
-/// -1, 0 or +1 (+0 for both zeros); NaN stays NaN.
+/// -1, 0 or +1 (+0 for both zeros and for NaN).
 template <class T> constexpr T sign(T x) noexcept {
-  return x > T(0) ? T(1) : x < T(0) ? T(-1) : x == T(0) ? T(0) : x;
+  return x > T(0) ? T(1) : x < T(0) ? T(-1) : T(0);
 }
 /// NaN if either argument is NaN, else the larger (`a` when they compare equal).
 template <class T> constexpr T max(T a, T b) noexcept {
