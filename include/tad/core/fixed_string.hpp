@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <string_view>
+#include <utility>
 
 namespace tad {
 
@@ -19,6 +20,22 @@ struct fixed_string {
 namespace detail {
 template <fixed_string A, fixed_string B>
 inline constexpr bool same_name = A.view() == B.view();
+
+/// A variable's name spelled as a type for diagnostics: `variable_name<'x'>`. Both compilers
+/// print a char argument as a character, while clang 14 prints a fixed_string argument as an
+/// aggregate of numbers (`fixed_string<2>{{120, 0}}`). Errors about one variable are raised in
+/// a function instantiated with this type, so the name shows in the error.
+template <char... C>
+struct variable_name {};
+template <fixed_string Name, class = std::make_index_sequence<Name.view().size()>>
+struct name_type;
+template <fixed_string Name, std::size_t... K>
+struct name_type<Name, std::index_sequence<K...>> {
+  using type = variable_name<Name.chars[K]...>;
+};
+/// `variable_name<'x'>` for the name "x".
+template <fixed_string Name>
+using name_type_t = typename name_type<Name>::type;
 }  // namespace detail
 
 }  // namespace tad

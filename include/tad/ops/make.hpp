@@ -12,6 +12,7 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 
 namespace tad {
 
@@ -84,6 +85,60 @@ constexpr bool names_agree() {
   return ok;
 }
 
+/// The first variable of B whose type differs from the same-named variable of A, as
+/// `std::type_identity<leaf>` (`std::type_identity<void>` if none).
+template <class... I>
+constexpr auto first_non_void(I...) {
+  if constexpr (sizeof...(I) == 0) {
+    return std::type_identity<void>{};
+  } else {
+    return [](auto head, auto... tail) {
+      if constexpr (std::is_void_v<typename decltype(head)::type>) return first_non_void(tail...);
+      else return head;
+    }(I{}...);
+  }
+}
+template <class A, class B>
+constexpr auto conflicting_leaf() {
+  if constexpr (is_leaf_v<B>) {
+    if constexpr (requires { B::name; }) {
+      using L = typename var_named<A, B::name>::type;
+      if constexpr (!std::is_void_v<L> && !std::is_same_v<L, B>) return std::type_identity<B>{};
+      else return std::type_identity<void>{};
+    } else {
+      return std::type_identity<void>{};
+    }
+  } else {
+    return []<std::size_t... K>(std::index_sequence<K...>) {
+      return first_non_void(conflicting_leaf<A, child_t<K, B>>()...);
+    }(std::make_index_sequence<B::arity>{});
+  }
+}
+/// The name, as `variable_name<...>`, of the first variable two of the children C... give
+/// different types.
+template <class... C>
+constexpr auto conflicting_name() {
+  using list = std::tuple<C...>;
+  auto leaf = [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return first_non_void([&]<std::size_t J>(std::integral_constant<std::size_t, J>) {
+      return [&]<std::size_t... K>(std::index_sequence<K...>) {
+        return first_non_void(conflicting_leaf<std::tuple_element_t<J, list>, std::tuple_element_t<K, list>>()...);
+      }(std::make_index_sequence<sizeof...(C)>{});
+    }(std::integral_constant<std::size_t, I>{})...);
+  }(std::make_index_sequence<sizeof...(C)>{});
+  using L = typename decltype(leaf)::type;
+  return std::type_identity<name_type_t<L::name>>{};
+}
+/// One error for two different variables named Name (a `variable_name<...>`, which both
+/// compilers print as characters in the note or line that leads here).
+template <class Name>
+constexpr void report_same_name() {
+  static_assert(always_false<Name>,
+                "tad: two different variables have the same name in one expression (one is an "
+                "array and one a scalar, or their element types differ); a name identifies one "
+                "variable");
+}
+
 /// Is the variable leaf b bound to the same data as a (same type, same name)?
 template <class L>
 constexpr bool same_binding(const L& a, const L& b) {
@@ -136,10 +191,7 @@ constexpr auto make(const C&... c) {
                   "type is ambiguous; convert the data to one precision");
     return invalid_expression{};
   } else if constexpr (!names_agree<C...>()) {
-    static_assert(names_agree<C...>(),
-                  "tad: two different variables have the same name in one expression (one is an "
-                  "array and one a scalar, or their element types differ); a name identifies one "
-                  "variable");
+    report_same_name<typename decltype(conflicting_name<C...>())::type>();
     return invalid_expression{};
   } else {
     if constexpr (sizeof...(C) > 1) {
