@@ -22,6 +22,12 @@ concept operand = expression<X> || std::is_arithmetic_v<std::remove_cvref_t<X>>;
 
 namespace detail {
 
+/// One side is a tad expression and the other neither an expression nor a number: data (a
+/// std::vector, a span, an array) that should have been wrapped in tad::constant or tad::var.
+/// The operators and binary functions have an overload for this that reports it once.
+template <class L, class R>
+concept data_operand = (expression<L> && !operand<R>) || (!operand<L> && expression<R>);
+
 template <class X>
 constexpr auto as_expr(const X& x) noexcept {
   if constexpr (expression<X>) {
