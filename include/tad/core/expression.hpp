@@ -54,6 +54,19 @@ inline constexpr bool poisoned_v = (poisoned_one<std::remove_cvref_t<E>>::value 
 template <class E>
 inline constexpr bool is_leaf_v = std::is_same_v<typename E::tad_kind, leaf_kind>;
 
+/// Does E contain an input placeholder of a custom_gradient's forward (`custom_input<K>`)? Then
+/// E is being built by that forward, which is evaluated one element at a time.
+template <class E>
+struct has_custom_input {
+  static constexpr bool value = requires { E::input_index; };
+};
+template <class Op, class... C>
+struct has_custom_input<node<Op, C...>> {
+  static constexpr bool value = (has_custom_input<C>::value || ...);
+};
+template <class E>
+inline constexpr bool has_custom_input_v = has_custom_input<std::remove_cvref_t<E>>::value;
+
 template <class Op>
 constexpr bool op_differentiable() {
   if constexpr (requires { Op::differentiable; }) return Op::differentiable; else return true;

@@ -135,9 +135,11 @@ class custom_gradient {
       constexpr bool values = ((std::is_arithmetic_v<X> || simd::is_batch_v<X>) && ...);
       static_assert(values, "tad::custom_gradient(f, g)(x...): the inputs must be tad expressions "
                             "or numbers");
-      if constexpr (values) {
+      if constexpr (values && !detail::poisoned_v<detail::body_t<F, N>>) {
         using V = std::common_type_t<X...>;
         return detail::eval_body(body<N>(), static_cast<V>(x)...);
+      } else if constexpr (values) {
+        return std::common_type_t<X...>{};  // f made a reported misuse (a reduction inside f)
       }
     }
   }
@@ -158,7 +160,9 @@ class custom_gradient {
     constexpr bool callable = detail::rule_callable_v<G, N>;
     constexpr bool count = detail::rule_returns_count_v<G, N>;
     constexpr bool numbers = detail::rule_returns_numbers_v<G, N>;
-    if constexpr (!operands || !maskless) {
+    if constexpr (detail::poisoned_v<Body>) {
+      return detail::invalid_expression{};  // f made a reported misuse (a reduction inside f)
+    } else if constexpr (!operands || !maskless) {
       static_assert(operands && maskless, "tad::custom_gradient(f, g)(x...): every input must be a "
                                           "tad expression or a number, and not a comparison");
       return detail::invalid_expression{};

@@ -235,11 +235,13 @@ constexpr auto reduce(const E& e) {
   }
 }
 
-/// Why a reduction's argument is rejected (0: it is not).
+/// Why a reduction's argument is rejected (0: it is not; 3: it is inside a custom_gradient's
+/// forward, whose inputs are scalar placeholders, checked before "not an array").
 template <class E>
 constexpr int reduction_problem() {
   if constexpr (poisoned_v<E>) return 0;
   else if constexpr (!expression<E>) return 1;
+  else if constexpr (has_custom_input_v<E>) return 3;
   else if constexpr (!props<E>::is_array) return 2;
   else return 0;
 }
@@ -257,6 +259,12 @@ constexpr int reduction_problem() {
       return detail::invalid_expression{};                                                          \
     } else if constexpr (problem == 2) {                                                            \
       static_assert(problem != 2, "tad::" #fn "(e): e must be an array expression, not a scalar");  \
+      return detail::invalid_expression{};                                                          \
+    } else if constexpr (problem == 3) {                                                            \
+      static_assert(problem != 3, "tad::custom_gradient(f, g): f must not call tad::" #fn "(e): f " \
+                                  "runs on one element at a time, so no reduction is allowed in "   \
+                                  "f. Compute the reduction outside and pass it to the custom "     \
+                                  "gradient as an input");                                          \
       return detail::invalid_expression{};                                                          \
     } else {                                                                                        \
       return detail::reduce<op>(e);                                                                 \
