@@ -100,32 +100,59 @@ void check_binding(const E& e, const X& x, std::size_t n, const char* api) {
 }
 
 /// Why grad's arguments are rejected: 0 none, 1 an earlier error (silent), 2 e is
-/// array-valued, 3 an x is not a variable, 4 an x is listed twice, 5 more than 64.
+/// array-valued, 3 an x is not a variable, 4 an x is listed twice, 5 e is not an expression.
 template <class E, class... X>
 constexpr int grad_problem() {
   if constexpr (poisoned_v<E, X...>) return 1;
+  else if constexpr (!expression<E>) return 5;
   else if constexpr (is_array_v<E>) return 2;
   else if constexpr (!(variable<X> && ...)) return 3;
   else if constexpr (!unique_names_v<X...>) return 4;
-  else if constexpr (sizeof...(X) > 64) return 5;
   else return 0;
 }
 
-/// One static_assert for the problem P of the arguments of grad (Into: of grad_into).
-template <int P, bool Into>
-constexpr void report_grad_problem() {
+/// The name (a `variable_name<...>`) of the first variable of X... listed twice.
+template <class... X>
+constexpr auto repeated_name() {
+  using list = std::tuple<X...>;
+  constexpr std::size_t k = [] {
+    constexpr std::size_t n = sizeof...(X);
+    std::array<std::string_view, n> names{X::name.view()...};
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = i + 1; j < n; ++j)
+        if (names[i] == names[j]) return i;
+    return std::size_t{0};
+  }();
+  return std::type_identity<name_type_t<std::tuple_element_t<k, list>::name>>{};
+}
+/// The error for a variable listed twice, instantiated with its name (`variable_name<'x'>`),
+/// so that both compilers show the name.
+template <class Name, bool Into>
+constexpr void report_repeated_variable() {
   if constexpr (!Into) {
+    static_assert(always_false<Name>, "tad::grad(e, x...): a variable is listed twice");
+  } else {
+    static_assert(always_false<Name>, "tad::grad_into(e, wrt(x, buffer)...): a variable is listed twice");
+  }
+}
+
+/// One static_assert for the problem P of the arguments of grad (Into: of grad_into).
+template <int P, bool Into, class... X>
+constexpr void report_grad_problem() {
+  if constexpr (P == 4) {
+    report_repeated_variable<typename decltype(repeated_name<X...>())::type, Into>();
+  } else if constexpr (!Into) {
+    static_assert(P != 5, "tad::grad(e, x...): e must be a tad expression (a number or a container "
+                          "is not; build e from tad::var and tad::constant)");
     static_assert(P != 2, "tad::grad(e, x...): e is array-valued; a gradient needs a scalar. "
                           "Reduce it (sum, mean, ...) or use tad::vjp(e, seed, x...)");
     static_assert(P != 3, "tad::grad(e, x...): every x must be a variable made by tad::var");
-    static_assert(P != 4, "tad::grad(e, x...): a variable is listed twice");
-    static_assert(P != 5, "tad::grad(e, x...): at most 64 variables");
   } else {
+    static_assert(P != 5, "tad::grad_into(e, wrt(x, buffer)...): e must be a tad expression (a "
+                          "number or a container is not; build e from tad::var and tad::constant)");
     static_assert(P != 2, "tad::grad_into(e, wrt(x, buffer)...): e is array-valued; a gradient needs a "
                           "scalar. Reduce it (sum, mean, ...) or use tad::vjp_into");
     static_assert(P != 3, "tad::grad_into(e, wrt(x, buffer)...): every x must be a variable made by tad::var");
-    static_assert(P != 4, "tad::grad_into(e, wrt(x, buffer)...): a variable is listed twice");
-    static_assert(P != 5, "tad::grad_into(e, wrt(x, buffer)...): at most 64 variables");
   }
 }
 
@@ -213,11 +240,11 @@ void evaluate(const E& e, Out&& out) {
 /// Value and gradient of the scalar expression e with respect to the variables x..., in that
 /// order: `auto [v, gx, gs] = grad(e, x, s);` Array gradients are std::vectors, scalar ones
 /// numbers. A variable that e does not contain gets a zero gradient.
-template <expression E, class... X>
+template <class E, class... X>
 constexpr auto grad(const E& e, const X&... x) {
   constexpr int problem = detail::grad_problem<E, X...>();
   if constexpr (problem != 0) {
-    detail::report_grad_problem<problem, false>();
+    detail::report_grad_problem<problem, false, X...>();
     return std::tuple<double, detail::quiet_t<X>...>{};
   } else {
   using T = value_type_t<E>;
@@ -235,17 +262,17 @@ constexpr auto grad(const E& e, const X&... x) {
 
 /// Value of e; the gradients go into the caller's buffers given as `wrt(x, buffer)`. Allocates
 /// nothing. Throws shape_error (before writing anything) if a buffer has the wrong length.
-template <expression E, class... X, class... T2>
+template <class E, class... X, class... T2>
 auto grad_into(const E& e, const wrt_target<X, T2>&... targets) {
   constexpr int problem = detail::grad_problem<E, X...>();
-  using T = value_type_t<E>;
   if constexpr (problem != 0) {
-    detail::report_grad_problem<problem, true>();
+    detail::report_grad_problem<problem, true, X...>();
     return 0.0;
-  } else if constexpr (!(std::is_same_v<T, T2> && ...)) {
+  } else if constexpr (!(std::is_same_v<value_type_t<E>, T2> && ...)) {
     static_assert(detail::always_false<E>, "tad::grad_into(e, wrt(x, buffer)...): every buffer must have e's element type");
     return 0.0;
   } else {
+  using T = value_type_t<E>;
   const std::size_t n = detail::common_length(e);
   (detail::check_binding(e, targets.var, n, "tad::grad_into"), ...);
   auto check_target = [&](const auto& t) {

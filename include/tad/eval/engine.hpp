@@ -441,7 +441,7 @@ class engine {
     const T a = ctx_.adj[S0];
     static_for<NV>([&](auto k) {
       if constexpr (!is_array_k<k.value>()) {
-        if constexpr (((P::info[S0].vars >> k.value) & 1u) != 0) scalar_grad_[k.value] += a * stash_var_[k.value];
+        if constexpr (P::vars[S0].test(k.value)) scalar_grad_[k.value] += a * stash_var_[k.value];
       } else if constexpr (P::touches(0, k.value)) {
         T* g = outs_[k.value];
         const std::size_t n = ctx_.n;

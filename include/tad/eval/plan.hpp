@@ -18,6 +18,15 @@
 
 namespace tad::detail {
 
+/// A set of variable positions 0..N-1: ceil(N / 64) words, a compile-time value wherever the
+/// engine reads it (so it sets no limit on how many variables one gradient takes).
+template <std::size_t N>
+struct var_mask {
+  std::array<std::uint64_t, (N + 63) / 64> words{};
+  constexpr void set(std::size_t k) { words[k / 64] |= std::uint64_t{1} << (k % 64); }
+  constexpr bool test(std::size_t k) const { return ((words[k / 64] >> (k % 64)) & 1u) != 0; }
+};
+
 /// The variables a gradient is taken with respect to, in argument order.
 template <class... X>
 struct wrt_list {
@@ -33,9 +42,10 @@ struct wrt_list {
   }();
   /// Bit k set when the gradient of E reaches the k-th variable without entering a reduction.
   template <class E>
-  static constexpr std::uint64_t local_mask = [] {
-    std::uint64_t m = 0, bit = 1;
-    ((m |= reaches<E, X::name, false>::value ? bit : 0, bit <<= 1), ...);
+  static constexpr var_mask<sizeof...(X)> local_mask = [] {
+    var_mask<sizeof...(X)> m{};
+    std::size_t k = 0;
+    ((reaches<E, X::name, false>::value ? m.set(k) : void(), ++k), ...);
     return m;
   }();
 };
@@ -62,19 +72,20 @@ struct reduction_info {
   bool needs_value = false;  // its elementwise adjoint depends on its own value
   bool rejects_empty = false;
   bool adjoint_linear = true;  // every rule in its argument is linear in the adjoint
-  std::uint64_t vars = 0;    // variables its argument reaches directly (bit k = k-th of wrt)
   std::size_t roots = 0;     // loop invariants in its argument
   std::size_t root_base = 0; // slot of the first of them
 };
 
+/// Fills out[slot] (and vars[slot]: the variables its argument reaches directly, k-th of W)
+/// for every reduction of E, in post-order.
 template <class W, class E>
-constexpr void collect(reduction_info* out, std::size_t slot, int depth) {
+constexpr void collect(reduction_info* out, var_mask<W::size>* vars, std::size_t slot, int depth) {
   if constexpr (!is_leaf_v<E>) {
     constexpr bool is_red = props<E>::is_reduction;
     std::size_t s = slot;
     static_for<E::arity>([&](auto k) {
       using C = child_t<k.value, E>;
-      collect<W, C>(out, s, is_red ? depth + 1 : depth);
+      collect<W, C>(out, vars, s, is_red ? depth + 1 : depth);
       s += props<C>::reductions;
     });
     if constexpr (is_red) {
@@ -86,7 +97,7 @@ constexpr void collect(reduction_info* out, std::size_t slot, int depth) {
       r.needs_value = Op::needs_value;
       if constexpr (requires { Op::rejects_empty; }) r.rejects_empty = Op::rejects_empty;
       r.adjoint_linear = adjoint_linear<decltype(E::arg)>();
-      r.vars = W::template local_mask<decltype(E::arg)>;
+      vars[s] = W::template local_mask<decltype(E::arg)>;
       r.roots = props<decltype(E::arg)>::roots;
     }
   }
@@ -158,16 +169,23 @@ template <class E, class W>
 struct plan {
   static constexpr std::size_t reductions = props<E>::reductions;
   static constexpr int levels = props<E>::level;
-  static constexpr std::array<reduction_info, reductions> info = [] {
-    std::array<reduction_info, reductions> a{};
-    if constexpr (reductions > 0) collect<W, E>(a.data(), 0, 0);
+  struct collected {
+    std::array<reduction_info, reductions> info{};
+    std::array<var_mask<W::size>, reductions> vars{};
+  };
+  static constexpr collected all = [] {
+    collected c{};
+    if constexpr (reductions > 0) collect<W, E>(c.info.data(), c.vars.data(), 0, 0);
     std::size_t base = 0;
-    for (auto& r : a) {
+    for (auto& r : c.info) {
       r.root_base = base;
       base += r.roots;
     }
-    return a;
+    return c;
   }();
+  static constexpr std::array<reduction_info, reductions> info = all.info;
+  /// vars[s]: the variables the argument of reduction s reaches directly (k-th of W).
+  static constexpr std::array<var_mask<W::size>, reductions> vars = all.vars;
   /// Loop invariant slots: those of the reductions' arguments, then those of E itself (for
   /// evaluating an array expression).
   static constexpr std::size_t reduction_roots = [] {
@@ -212,7 +230,7 @@ struct plan {
   static constexpr bool scaled = !fused && levels > 0 && scaled_slot < reductions;
   /// The reductions inside the scaled reduction's argument are the slots
   /// [scaled_first, scaled_slot) (post-order): only their adjoints, and only the scalar
-  /// variables in info[scaled_slot].vars, receive something from the scaled pass. The others
+  /// variables in vars[scaled_slot], receive something from the scaled pass. The others
   /// are left alone, not scaled by a zero stash (the adjoint may be inf or NaN: inf * 0).
   static constexpr std::size_t scaled_first = [] {
     std::size_t s = scaled_slot < reductions ? scaled_slot : 0;
@@ -221,7 +239,9 @@ struct plan {
   }();
   /// Does the backward pass at depth d touch the k-th variable's array gradient?
   static constexpr bool touches(int d, std::size_t k) {
-    for (const auto& r : info) if (r.depth == d && r.wants && ((r.vars >> k) & 1u)) return true;
+    for (std::size_t s = 0; s < reductions; ++s) {
+      if (info[s].depth == d && info[s].wants && vars[s].test(k)) return true;
+    }
     return false;
   }
   /// The first backward pass that writes the k-th variable's gradient (-1: none does).
