@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 BOOST_AUTO_TEST_SUITE(api)
@@ -127,6 +128,32 @@ BOOST_AUTO_TEST_CASE(different_lengths_throw_shape_error_naming_both_and_write_n
   BOOST_TEST(ga == 7.0);
   BOOST_CHECK_THROW(tad::grad(e, x), tad::shape_error);
   BOOST_CHECK_THROW(tad::value(e), tad::shape_error);
+}
+
+BOOST_AUTO_TEST_CASE(shape_error_names_the_arrays_whose_lengths_differ) {
+  std::vector<double> xs{1, 2, 3, 4, 5}, ws{1, 2, 3}, cs{1, 2};
+  auto x = tad::var<"x">(xs);
+  auto w = tad::var<"w">(ws);
+  auto c = tad::constant(cs);
+  auto says = [](std::string text, std::size_t expected, std::size_t got) {
+    return [=](const tad::shape_error& err) {
+      BOOST_TEST(err.expected() == expected);
+      BOOST_TEST(err.got() == got);
+      BOOST_TEST(std::string(err.what()) == text);
+      return std::string(err.what()) == text && err.expected() == expected && err.got() == got;
+    };
+  };
+  BOOST_CHECK_EXCEPTION((void)tad::value(tad::sum(x * w)), tad::shape_error,
+                        says("tad: arrays in one expression differ in length: variable 'x' has length 5, "
+                             "variable 'w' has length 3", 5, 3));
+  // The first array is a constant: it is named by its position among the array leaves.
+  BOOST_CHECK_EXCEPTION((void)tad::grad(tad::sum(c * w), w), tad::shape_error,
+                        says("tad: arrays in one expression differ in length: a constant array (array 1 from "
+                             "the left) has length 2, variable 'w' has length 3", 2, 3));
+  // Leaves x, x, c: the third one differs.
+  BOOST_CHECK_EXCEPTION((void)tad::grad(tad::sum(tad::exp(x) * x + c), x), tad::shape_error,
+                        says("tad: arrays in one expression differ in length: variable 'x' has length 5, "
+                             "a constant array (array 3 from the left) has length 2", 5, 2));
 }
 
 BOOST_AUTO_TEST_CASE(gradient_buffer_of_wrong_length_throws_before_writing) {

@@ -13,6 +13,7 @@
 #include <array>
 #include <cstddef>
 #include <stdexcept>
+#include <string>
 #include <tuple>
 #include <type_traits>
 
@@ -140,17 +141,32 @@ constexpr void validate(const E& e) {
   }
 }
 
-/// The common length of the arrays of e; throws shape_error if two differ.
+/// How a shape_error names an array leaf: "variable 'x'", or "a constant array (array k)",
+/// k counting the array leaves of the expression from the left, from 1.
+template <class L>
+std::string describe_array(std::size_t position) {
+  if constexpr (L::is_variable) return "variable '" + std::string(L::name.view()) + "'";
+  else return "a constant array (array " + std::to_string(position) + " from the left)";
+}
+
+/// The common length of the arrays of e; throws shape_error, naming the first array and the
+/// first one whose length differs from it, if two differ.
 template <class E>
 constexpr std::size_t common_length(const E& e) {
-  std::size_t n = 0;
-  bool first = true;
+  std::size_t n = 0, position = 0;
+  std::string (*first)(std::size_t) = nullptr;  // describes the first array
   visit_arrays(e, [&](const auto& a) {
-    if (first) {
+    ++position;
+    using L = std::remove_cvref_t<decltype(a)>;
+    if (position == 1) {
       n = a.size;
-      first = false;
+      first = &describe_array<L>;
     } else if (a.size != n) {
-      throw shape_error("tad: arrays in one expression differ in length", n, a.size);
+      throw shape_error::with_message("tad: arrays in one expression differ in length: " + first(1) +
+                                          " has length " + std::to_string(n) + ", " +
+                                          describe_array<L>(position) + " has length " +
+                                          std::to_string(a.size),
+                                      n, a.size);
     }
   });
   return n;
