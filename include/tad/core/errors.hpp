@@ -19,7 +19,7 @@ class shape_error : public std::invalid_argument {
         got_(got) {}
   /// what() is `message` as it is (it already names the lengths and what has them).
   static shape_error with_message(const std::string& message, std::size_t expected, std::size_t got) {
-    return shape_error(message, expected, got, 0);
+    return {message, expected, got, 0};
   }
   std::size_t expected() const noexcept { return expected_; }
   std::size_t got() const noexcept { return got_; }

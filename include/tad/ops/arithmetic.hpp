@@ -100,21 +100,10 @@ constexpr auto operator/(const L& l, const R& r) {
 }
 /// `e * data` with data that is not a tad expression or a number (a std::vector, say): one
 /// error saying to wrap it, instead of every operator* the compiler knows as candidates.
-#define TAD_REJECT_DATA_OPERAND(op)                                                                   \
-  template <class L, class R>                                                                         \
-    requires detail::data_operand<L, R>                                                               \
-  constexpr auto operator op(const L&, const R&) {                                                    \
-    constexpr bool wrapped = !detail::data_operand<L, R>;                                             \
-    static_assert(wrapped, "tad::operator" #op "(a, b): a and b must be tad expressions or numbers; " \
-                           "wrap data (a std::vector, a span, an array) in tad::constant(data) "      \
-                           "or tad::var<\"name\">(data)");                                            \
-    return detail::invalid_expression{};                                                              \
-  }
-TAD_REJECT_DATA_OPERAND(+)
-TAD_REJECT_DATA_OPERAND(-)
-TAD_REJECT_DATA_OPERAND(*)
-TAD_REJECT_DATA_OPERAND(/)
-#undef TAD_REJECT_DATA_OPERAND
+TAD_DETAIL_REJECT_DATA_OPERAND(+)
+TAD_DETAIL_REJECT_DATA_OPERAND(-)
+TAD_DETAIL_REJECT_DATA_OPERAND(*)
+TAD_DETAIL_REJECT_DATA_OPERAND(/)
 
 /// `identity(e)`: the value of e as a node of its own (see identity_op).
 template <class E>

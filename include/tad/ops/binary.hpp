@@ -58,7 +58,8 @@ struct min_op {
       return detail::invalid_expression{};                                                             \
     } else if constexpr (!ok) {                                                                        \
       static_assert(ok, "tad::" #fn "(a, b): a and b must be tad expressions or numbers, and at least " \
-                        "one must be an expression");                                                  \
+                        "one must be an expression; wrap data (a std::vector, a span, an array) in "   \
+                        "tad::constant(data) or tad::var<\"name\">(data)");                             \
       return detail::invalid_expression{};                                                             \
     } else {                                                                                           \
       return detail::make_from<op>(a, b);                                                              \

@@ -219,3 +219,18 @@ constexpr auto make_from(const X&... x) {
 
 }  // namespace detail
 }  // namespace tad
+
+/// Internal: in namespace tad, `TAD_DETAIL_REJECT_DATA_OPERAND(<)` declares the overload of
+/// `operator<` for an expression and data that is not a tad expression or a number (a std::vector,
+/// say): one error saying to wrap it, instead of every `operator<` the compiler knows as
+/// candidates. Used by ops/arithmetic.hpp and ops/select.hpp.
+#define TAD_DETAIL_REJECT_DATA_OPERAND(op)                                                              \
+  template <class L, class R>                                                                           \
+    requires detail::data_operand<L, R>                                                                 \
+  constexpr auto operator op(const L&, const R&) {                                                      \
+    constexpr bool wrapped = !detail::data_operand<L, R>;                                               \
+    static_assert(wrapped, "tad::operator" #op "(a, b): a and b must be tad expressions or numbers; "   \
+                           "wrap data (a std::vector, a span, an array) in tad::constant(data) "        \
+                           "or tad::var<\"name\">(data)");                                              \
+    return detail::invalid_expression{};                                                                \
+  }

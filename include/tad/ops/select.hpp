@@ -130,6 +130,14 @@ template <class L, class R> requires detail::comparable<L, R>
 constexpr auto operator==(const L& l, const R& r) { return detail::make_from<equal_op>(l, r); }
 template <class L, class R> requires detail::comparable<L, R>
 constexpr auto operator!=(const L& l, const R& r) { return detail::make_from<not_equal_op>(l, r); }
+/// `e < data` with data that is not a tad expression or a number (a std::vector, say): one
+/// error saying to wrap it, instead of every operator< the compiler knows as candidates.
+TAD_DETAIL_REJECT_DATA_OPERAND(<)
+TAD_DETAIL_REJECT_DATA_OPERAND(<=)
+TAD_DETAIL_REJECT_DATA_OPERAND(>)
+TAD_DETAIL_REJECT_DATA_OPERAND(>=)
+TAD_DETAIL_REJECT_DATA_OPERAND(==)
+TAD_DETAIL_REJECT_DATA_OPERAND(!=)
 
 template <class L, class R> requires(detail::is_mask_expr_v<L> && detail::is_mask_expr_v<R>)
 constexpr auto operator&&(const L& l, const R& r) { return detail::make<and_op>(l, r); }
