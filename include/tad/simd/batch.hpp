@@ -137,8 +137,15 @@ template <class B> inline B tanh(const B& x) noexcept { return xsimd::tanh(x); }
 template <class B> inline B sqrt(const B& x) noexcept { return xsimd::sqrt(x); }
 template <class B> inline B pow(const B& x, const B& y) noexcept { return xsimd::pow(x, y); }
 template <class B> inline B abs(const B& x) noexcept { return xsimd::abs(x); }
+#if defined(__SSE4_1__) || defined(__AVX__)
 template <class B> inline B floor(const B& x) noexcept { return xsimd::floor(x); }
 template <class B> inline B ceil(const B& x) noexcept { return xsimd::ceil(x); }
+#else
+// xsimd 8.1's floor and ceil without SSE4.1's round instruction (the SSE2 baseline) return +0
+// for -0 and for ceil of (-1, 0); a rounded value always has the sign of its input.
+template <class B> inline B floor(const B& x) noexcept { return xsimd::copysign(xsimd::floor(x), x); }
+template <class B> inline B ceil(const B& x) noexcept { return xsimd::copysign(xsimd::ceil(x), x); }
+#endif
 /// Round half to even (the default floating-point rounding mode).
 template <class B> inline B round_even(const B& x) noexcept { return xsimd::nearbyint(x); }
 template <class B> inline auto isnan(const B& x) noexcept { return xsimd::isnan(x); }
