@@ -111,6 +111,34 @@ TAD_CG_FN double tad_cg_STtrick(const std::vector<double>& xs, std::vector<doubl
 }
 #endif
 
+// PEN, PENf (penalties.cpp): a data term plus penalties on p (length N) and q (length M != N),
+// gradient w.r.t. p and q. Before the engine takes several lengths it throws shape_error.
+template <class T>
+static T pen(const std::vector<T>& ps, const std::vector<T>& qs, const std::vector<T>& xs, const std::vector<T>& ys,
+             const std::vector<T>& ts, std::vector<T>& gp, std::vector<T>& gq) {
+  auto p = tad::var<"p">(ps);
+  auto q = tad::var<"q">(qs);
+  auto x = tad::constant(xs);
+  auto y = tad::constant(ys);
+  auto t = tad::constant(ts);
+  auto e = 0.5 * tad::sum(tad::square(p * x - y)) + 0.01 * tad::squared_norm(p) + 0.1 * tad::squared_norm(q - t);
+  return tad::grad_into(e, tad::wrt(p, std::span<T>(gp)), tad::wrt(q, std::span<T>(gq)));
+}
+#if !defined(TAD_CG_ONLY) || defined(TAD_CG_ONLY_PEN)
+TAD_CG_FN double tad_cg_PEN(const std::vector<double>& ps, const std::vector<double>& qs,
+                            const std::vector<double>& xs, const std::vector<double>& ys,
+                            const std::vector<double>& ts, std::vector<double>& gp, std::vector<double>& gq) {
+  return pen(ps, qs, xs, ys, ts, gp, gq);
+}
+#endif
+#if !defined(TAD_CG_ONLY) || defined(TAD_CG_ONLY_PENf)
+TAD_CG_FN float tad_cg_PENf(const std::vector<float>& ps, const std::vector<float>& qs, const std::vector<float>& xs,
+                            const std::vector<float>& ys, const std::vector<float>& ts, std::vector<float>& gp,
+                            std::vector<float>& gq) {
+  return pen(ps, qs, xs, ys, ts, gp, gq);
+}
+#endif
+
 // T1 (adam_step.cpp): clip_by_global_norm(1) then Adam on N float parameters, the tad_state of
 // the benchmark (its step(); the gradient is given, not computed).
 struct t1_state {
