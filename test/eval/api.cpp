@@ -108,13 +108,14 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(grad_into_writes_caller_buffers_and_allocates_noth
   }
 }
 
-BOOST_AUTO_TEST_CASE(different_lengths_throw_shape_error_naming_both_and_write_nothing) {
+BOOST_AUTO_TEST_CASE(different_lengths_combined_elementwise_throw_shape_error_and_write_nothing) {
   std::vector<double> xs{1, 2, 3}, ys{1, 2}, gx{7, 7, 7};
   double a = 1, ga = 7;
   auto x = tad::var<"x">(xs);
   auto y = tad::var<"y">(ys);
   auto s = tad::var<"s">(a);
-  auto e = tad::sum(x * s) + tad::sum(y);
+  // x and y meet in one product, after a reduction of each that would be legal alone.
+  auto e = tad::sum(x * s) + tad::sum(y) + tad::sum(x * y);
   try {
     tad::grad_into(e, tad::wrt(x, gx), tad::wrt(s, ga));
     BOOST_FAIL("expected tad::shape_error");
@@ -144,15 +145,15 @@ BOOST_AUTO_TEST_CASE(shape_error_names_the_arrays_whose_lengths_differ) {
     };
   };
   BOOST_CHECK_EXCEPTION((void)tad::value(tad::sum(x * w)), tad::shape_error,
-                        says("tad: arrays in one expression differ in length: variable 'x' has length 5, "
+                        says("tad: arrays combined elementwise differ in length: variable 'x' has length 5, "
                              "variable 'w' has length 3", 5, 3));
   // The first array is a constant: it is named by its position among the array leaves.
   BOOST_CHECK_EXCEPTION((void)tad::grad(tad::sum(c * w), w), tad::shape_error,
-                        says("tad: arrays in one expression differ in length: a constant array (array 1 from "
+                        says("tad: arrays combined elementwise differ in length: a constant array (array 1 from "
                              "the left) has length 2, variable 'w' has length 3", 2, 3));
   // Leaves x, x, c: the third one differs.
   BOOST_CHECK_EXCEPTION((void)tad::grad(tad::sum(tad::exp(x) * x + c), x), tad::shape_error,
-                        says("tad: arrays in one expression differ in length: variable 'x' has length 5, "
+                        says("tad: arrays combined elementwise differ in length: variable 'x' has length 5, "
                              "a constant array (array 3 from the left) has length 2", 5, 2));
 }
 

@@ -39,10 +39,13 @@ static_assert(plan<logsum, decltype(x)>::passes == 2);
 using lse = decltype(tad::logsumexp(x));
 static_assert(plan<lse, decltype(x)>::passes == 3);
 
-// softmax cross-entropy w.r.t. the logits: also three (the dot product's backward shares the
-// first backward loop).
+// softmax cross-entropy w.r.t. the logits, sum(t) * logsumexp(z) - dot(t, z): four. The sum
+// of the targets is its own loop: it never meets z elementwise, so it may have its own length
+// (the two constant leaves are not known to be one array); the dot product's backward shares
+// the first backward loop.
 using sce = decltype(tad::softmax_cross_entropy(x, tad::constant(ys)));
-static_assert(plan<sce, decltype(x)>::passes == 3);
+static_assert(plan<sce, decltype(x)>::nests == 2);
+static_assert(plan<sce, decltype(x)>::passes == 4);
 
 // x - mean(x): the mean, a fused outer loop, the mean's backward.
 using centered = decltype(tad::sum(tad::square(x - tad::mean(x))));
@@ -63,7 +66,15 @@ static_assert(plan<decltype(s * tad::sum(tad::exp(x))), decltype(s)>::passes == 
 // Product of two sums at the top: each adjoint needs the other's value.
 using prod = decltype(tad::sum(x) * tad::sum(y));
 static_assert(!plan<prod, decltype(x), decltype(y)>::fused);
-static_assert(plan<prod, decltype(x), decltype(y)>::passes == 2);
+// x and y never meet elementwise, so they may differ in length and each runs its own loop per
+// pass (extent classes, doc/design.md): a forward and a backward loop each, four in all, and
+// still each array read twice.
+static_assert(plan<prod, decltype(x), decltype(y)>::nests == 2);
+static_assert(plan<prod, decltype(x), decltype(y)>::passes == 4);
+// Where they meet (sum(x * y)), one class, one loop per pass.
+using dotp = decltype(tad::sum(x) * tad::sum(x * y));
+static_assert(plan<dotp, decltype(x), decltype(y)>::nests == 1);
+static_assert(plan<dotp, decltype(x), decltype(y)>::passes == 2);
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(schedule_pass_counts_hold_at_run_time) {

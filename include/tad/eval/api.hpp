@@ -83,19 +83,22 @@ inline constexpr bool unique_names_v = [] {
 
 /// A variable passed to grad must be the one in the expression: same data, same length.
 template <class E, class X>
-void check_binding(const E& e, const X& x, std::size_t n, const char* api) {
+void check_binding(const E& e, const X& x, const char* api) {
   if constexpr (X::is_array) {
+    std::size_t n = x.size;
     visit_arrays(e, [&](const auto& leaf) {
       using L = std::remove_cvref_t<decltype(leaf)>;
       if constexpr (L::is_variable) {
-        if (same_name<L::name, X::name> && leaf.data != x.data) {
-          throw std::invalid_argument(std::string(api) + ": variable '" + std::string(X::name.view()) +
-                                      "' is bound to other data than in the expression");
+        if (same_name<L::name, X::name>) {
+          if (leaf.data != x.data) {
+            throw std::invalid_argument(std::string(api) + ": variable '" + std::string(X::name.view()) +
+                                        "' is bound to other data than in the expression");
+          }
+          n = leaf.size;
         }
       }
     });
-    if (depends_on_v<E, X> && x.size != n) throw shape_error(std::string(api) + ": variable '" +
-                                                              std::string(X::name.view()) + "'", n, x.size);
+    if (x.size != n) throw shape_error(std::string(api) + ": variable '" + std::string(X::name.view()) + "'", n, x.size);
   }
 }
 
@@ -209,13 +212,13 @@ constexpr auto value(const E& e) {
     return 0.0;  // an error was reported where e was built
   } else {
   using T = value_type_t<E>;
-  const std::size_t n = detail::common_length(e);
+  const auto ext = detail::bind_extents(e);
   if constexpr (is_array_v<E>) {
-    std::vector<T> out(n);
-    detail::engine<E, T, detail::wrt_list<>>(e, nullptr, nullptr, n).store(out.data());
+    std::vector<T> out(detail::top_length<E>(ext));
+    detail::engine<E, T, detail::wrt_list<>>(e, nullptr, nullptr, ext).store(out.data());
     return out;
   } else {
-    return detail::engine<E, T, detail::wrt_list<>>(e, nullptr, nullptr, n).run();
+    return detail::engine<E, T, detail::wrt_list<>>(e, nullptr, nullptr, ext).run();
   }
   }
 }
@@ -231,9 +234,10 @@ void evaluate(const E& e, Out&& out) {
   } else if constexpr (!std::ranges::contiguous_range<Out> || !std::is_same_v<std::ranges::range_value_t<Out>, T>) {
     static_assert(detail::always_false<Out>, "tad::evaluate(e, out): out must be contiguous storage of e's element type");
   } else {
-  const std::size_t n = detail::common_length(e);
+  const auto ext = detail::bind_extents(e);
+  const std::size_t n = detail::top_length<E>(ext);
   if (std::ranges::size(out) != n) throw shape_error("tad::evaluate(e, out): out", n, std::ranges::size(out));
-  detail::engine<E, T, detail::wrt_list<>>(e, nullptr, nullptr, n).store(std::ranges::data(out));
+  detail::engine<E, T, detail::wrt_list<>>(e, nullptr, nullptr, ext).store(std::ranges::data(out));
   }
 }
 
@@ -248,13 +252,13 @@ constexpr auto grad(const E& e, const X&... x) {
     return std::tuple<double, detail::quiet_t<X>...>{};
   } else {
   using T = value_type_t<E>;
-  const std::size_t n = detail::common_length(e);
-  if (!std::is_constant_evaluated()) (detail::check_binding(e, x, n, "tad::grad"), ...);
+  const auto ext = detail::bind_extents(e);
+  if (!std::is_constant_evaluated()) (detail::check_binding(e, x, "tad::grad"), ...);
   std::tuple<T, detail::gradient_t<T, X>...> result{T(0), detail::make_gradient<T>(x)...};
   [&]<std::size_t... K>(std::index_sequence<K...>) {
     std::array<T*, sizeof...(X) + 1> outs{detail::gradient_data<T, X>(std::get<K + 1>(result))..., nullptr};
     std::array<std::size_t, sizeof...(X) + 1> sizes{detail::length_of(x)..., 0};
-    std::get<0>(result) = detail::engine<E, T, detail::wrt_list<X...>>(e, outs.data(), sizes.data(), n).run();
+    std::get<0>(result) = detail::engine<E, T, detail::wrt_list<X...>>(e, outs.data(), sizes.data(), ext).run();
   }(std::index_sequence_for<X...>{});
   return result;
   }
@@ -273,8 +277,8 @@ auto grad_into(const E& e, const wrt_target<X, T2>&... targets) {
     return 0.0;
   } else {
   using T = value_type_t<E>;
-  const std::size_t n = detail::common_length(e);
-  (detail::check_binding(e, targets.var, n, "tad::grad_into"), ...);
+  const auto ext = detail::bind_extents(e);
+  (detail::check_binding(e, targets.var, "tad::grad_into"), ...);
   auto check_target = [&](const auto& t) {
     if constexpr (std::remove_cvref_t<decltype(t.var)>::is_array) {
       if (t.size != t.var.size) {
@@ -292,7 +296,7 @@ auto grad_into(const E& e, const wrt_target<X, T2>&... targets) {
   (check_target(targets), ...);
   std::array<T*, sizeof...(X) + 1> outs{targets.data..., nullptr};
   std::array<std::size_t, sizeof...(X) + 1> sizes{targets.size..., 0};
-  return detail::engine<E, T, detail::wrt_list<X...>>(e, outs.data(), sizes.data(), n).run();
+  return detail::engine<E, T, detail::wrt_list<X...>>(e, outs.data(), sizes.data(), ext).run();
   }
 }
 
@@ -306,7 +310,7 @@ auto vjp(const E& e, const Seed& seed, const X&... x) {
     static_assert(is_array_v<E>, "tad::vjp(e, seed, x...): e must be array-valued; use tad::grad for a scalar");
     return std::tuple<double, detail::quiet_t<X>...>{};
   } else {
-    const std::size_t n = detail::common_length(e);
+    const std::size_t n = detail::top_length<E>(detail::bind_extents(e));
     if (std::ranges::size(seed) != n) throw shape_error("tad::vjp(e, seed, x...): seed", n, std::ranges::size(seed));
     return grad(dot(constant(seed), e), x...);
   }
@@ -321,7 +325,7 @@ auto vjp_into(const E& e, const Seed& seed, const wrt_target<X, T2>&... targets)
     static_assert(is_array_v<E>, "tad::vjp_into(e, seed, wrt(x, buffer)...): e must be array-valued");
     return 0.0;
   } else {
-    const std::size_t n = detail::common_length(e);
+    const std::size_t n = detail::top_length<E>(detail::bind_extents(e));
     if (std::ranges::size(seed) != n) throw shape_error("tad::vjp_into(e, seed, ...): seed", n, std::ranges::size(seed));
     return grad_into(dot(constant(seed), e), targets...);
   }

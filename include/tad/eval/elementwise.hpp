@@ -90,7 +90,7 @@ TAD_INLINE constexpr auto forward(const E& e, const Ctx& ctx, std::size_t i) {
         return vals<V>{e.data[i]};
       }
     } else if constexpr (requires { E::is_length; }) {
-      return vals<V>{simd::splat<V>(static_cast<T>(ctx.n))};
+      return vals<V>{simd::splat<V>(static_cast<T>(e.n))};
     } else if constexpr (requires { E::num; }) {
       return vals<V>{simd::splat<V>(E::template as<T>())};
     } else if constexpr (Loop) {

@@ -6,6 +6,7 @@
 #include <tad/core/expression.hpp>
 #include <tad/detail/static_for.hpp>
 #include <tad/eval/elementwise.hpp>
+#include <tad/eval/extents.hpp>
 #include <tad/eval/plan.hpp>
 #include <tad/ops/reductions.hpp>
 #include <tad/simd/batch.hpp>
@@ -71,17 +72,6 @@ constexpr void freeze(E& e) {
   }
 }
 
-template <class E>
-constexpr std::size_t leaf_count() {
-  if constexpr (is_leaf_v<E>) {
-    return 1;
-  } else {
-    std::size_t n = 0;
-    static_for<E::arity>([&](auto k) { n += leaf_count<child_t<k.value, E>>(); });
-    return n;
-  }
-}
-
 /// Position (left to right, from `base`) of the first leaf of E named Name, or SIZE_MAX.
 template <class E, fixed_string Name>
 constexpr std::size_t first_leaf(std::size_t base) {
@@ -101,35 +91,6 @@ constexpr std::size_t first_leaf(std::size_t base) {
   }
 }
 
-template <class E, std::size_t K, std::size_t I>
-constexpr std::size_t child_leaf_offset() {
-  std::size_t n = I;
-  static_for<K>([&](auto j) { n += leaf_count<child_t<j.value, E>>(); });
-  return n;
-}
-
-/// Calls `f.template operator()<I>(leaf)` for every leaf of e, I its position from the left.
-template <std::size_t I, class E, class F>
-TAD_INLINE constexpr void visit_leaves(const E& e, F&& f) {
-  if constexpr (is_leaf_v<E>) {
-    f.template operator()<I>(e);
-  } else {
-    static_for<E::arity>([&](auto k) TAD_INLINE_LAMBDA {
-      visit_leaves<child_leaf_offset<E, k.value, I>()>(child<k.value>(e), f);
-    });
-  }
-}
-
-/// Calls f(leaf) for every array leaf of e.
-template <class E, class F>
-constexpr void visit_arrays(const E& e, F&& f) {
-  if constexpr (is_leaf_v<E>) {
-    if constexpr (E::is_array) f(e);
-  } else {
-    static_for<E::arity>([&](auto k) { visit_arrays(child<k.value>(e), f); });
-  }
-}
-
 /// Ops with parameters checked at evaluation time (clip_gradient's lo <= hi, read through
 /// constant_ref) declare `validate<T>(node)`; the engine calls it on every such node before any
 /// loop, so a bad parameter throws before anything is written.
@@ -141,42 +102,6 @@ constexpr void validate(const E& e) {
   }
 }
 
-/// How a shape_error names an array leaf: "variable 'x'", or "a constant array (array k)",
-/// k counting the array leaves of the expression from the left, from 1.
-template <class L>
-std::string describe_array(std::size_t position) {
-  if constexpr (L::is_variable) return "variable '" + std::string(L::name.view()) + "'";
-  else return "a constant array (array " + std::to_string(position) + " from the left)";
-}
-
-/// The common length of the arrays of e; throws shape_error, naming the first array and the
-/// first one whose length differs from it, if two differ.
-template <class E>
-constexpr std::size_t common_length(const E& e) {
-  std::size_t n = 0, position = 0;
-  std::string (*first)(std::size_t) = nullptr;  // describes the first array
-  visit_arrays(e, [&](const auto& a) {
-    ++position;
-    using L = std::remove_cvref_t<decltype(a)>;
-    if (position == 1) {
-      n = a.size;
-      first = &describe_array<L>;
-    } else if (a.size != n) {
-      throw shape_error::with_message("tad: arrays in one expression differ in length: " + first(1) +
-                                          " has length " + std::to_string(n) + ", " +
-                                          describe_array<L>(position) + " has length " +
-                                          std::to_string(a.size),
-                                      n, a.size);
-    }
-  });
-  return n;
-}
-
-/// forward: reductions of one level; backward: the backward pass of one depth; fused: the last
-/// level's forward loop with the first backward pass; scaled: the same with a unit adjoint
-/// (plan::scaled); store: an array expression into a buffer.
-enum class pass_kind { forward, backward, fused, scaled, store };
-
 template <class E, class T, class W>
 class engine {
  public:
@@ -184,17 +109,19 @@ class engine {
   static constexpr std::size_t NR = P::reductions;
   static constexpr std::size_t NI = P::invariants;
   static constexpr std::size_t NV = W::size;
+  static constexpr std::size_t NC = P::nests;
   static constexpr std::size_t U = TAD_UNROLL;
   using B = simd::batch<T>;
   using ctx_t = context<T, NR, NI, W>;
 
   /// outs[k]: where the k-th variable's gradient goes (one T for a scalar variable).
   /// sizes[k]: the length of the k-th variable (its gradient's length).
-  constexpr engine(const E& e, T* const* outs, const std::size_t* sizes, std::size_t n)
-      : e_(e), outs_(outs), sizes_(sizes) {
+  /// ext: the length of each extent class (bind_extents).
+  constexpr engine(const E& e, T* const* outs, const std::size_t* sizes, const extent_array<E>& ext)
+      : e_(e), outs_(outs), sizes_(sizes), ext_(ext) {
     if constexpr (NR > 0) freeze(e_);
     validate<T>(e_);
-    ctx_.n = n;
+    if constexpr (NC > 0) ctx_.n = ext[0];
     // Each scalar variable is read once, from its first occurrence in e.
     visit_leaves<0>(e_, [&]<std::size_t I>(const auto& leaf) {
       using L = std::remove_cvref_t<decltype(leaf)>;
@@ -208,15 +135,23 @@ class engine {
   /// Value and gradients: every pass of the plan.
   constexpr T run() {
     if constexpr (NR > 0) {
-      if (P::rejects_empty && ctx_.n == 0) throw std::domain_error("tad::max(e) / tad::min(e): e is an empty array");
-      static_for<P::levels - 1>([&](auto l) { loop<pass_kind::forward, static_cast<int>(l.value) + 1>(); });
+      if constexpr (NC <= 1) {
+        if (P::rejects_empty && ctx_.n == 0) throw std::domain_error("tad::max(e) / tad::min(e): e is an empty array");
+      } else {
+        static_for<NR>([&](auto S) {
+          if constexpr (P::info[S.value].rejects_empty) {
+            if (len<P::info[S.value].nest>() == 0) throw std::domain_error("tad::max(e) / tad::min(e): e is an empty array");
+          }
+        });
+      }
+      static_for<P::levels - 1>([&](auto l) { loops<pass_kind::forward, static_cast<int>(l.value) + 1>(); });
       if constexpr (P::fused) {
         top(false);
-        loop<pass_kind::fused, P::levels>();
+        loops<pass_kind::fused, P::levels>();
       } else if constexpr (P::scaled) {
-        loop<pass_kind::scaled, P::levels>();
+        loops<pass_kind::scaled, P::levels>();
       } else {
-        loop<pass_kind::forward, P::levels>();
+        loops<pass_kind::forward, P::levels>();
       }
     }
     const T value = top(true);
@@ -224,7 +159,7 @@ class engine {
     if constexpr (NR > 0) {
       static_for<P::max_depth + 1>([&](auto d) {
         if constexpr (P::wants_depth(static_cast<int>(d.value)) && !((P::fused || P::scaled) && d.value == 0))
-          loop<pass_kind::backward, static_cast<int>(d.value)>();
+          loops<pass_kind::backward, static_cast<int>(d.value)>();
       });
     }
     static_for<NV>([&](auto k) {
@@ -241,12 +176,39 @@ class engine {
 
   /// Evaluates an array expression into out (length n).
   void store(T* out) {
-    static_for<P::levels>([&](auto l) { loop<pass_kind::forward, static_cast<int>(l.value) + 1>(); });
+    static_for<P::levels>([&](auto l) { loops<pass_kind::forward, static_cast<int>(l.value) + 1>(); });
     out_ = out;
-    loop<pass_kind::store, 0>();
+    loops<pass_kind::store, 0>();
   }
 
  private:
+  /// The length of extent class C.
+  template <std::size_t C>
+  constexpr std::size_t len() const {
+    if constexpr (NC <= 1) return ctx_.n;
+    else return ext_[C];
+  }
+
+  /// The loops of pass K, level or depth A: one per extent class that has work in it.
+  template <pass_kind K, int A>
+  constexpr void loops() {
+    static_for<NC>([&](auto c) {
+      if constexpr (P::template runs<K, A>(c.value)) loop<K, A, c.value>();
+    });
+  }
+
+  template <pass_kind K, int A, std::size_t N>
+  static constexpr bool forward_here(const reduction_info& r) {
+    return forward_in<K, A>(r) && r.nest == N;
+  }
+  template <pass_kind K, int A, std::size_t N>
+  static constexpr bool backward_here(const reduction_info& r) {
+    return backward_in<K, A>(r) && r.nest == N;
+  }
+  /// Does the loop over nest N of the backward pass at depth d write the k-th variable's gradient?
+  static constexpr bool touches_here(int d, std::size_t k, std::size_t n) {
+    return P::touches(d, k) && P::var_nest[k] == n;
+  }
   template <std::size_t K>
   static constexpr bool is_array_k() {
     using X = std::tuple_element_t<K, typename W::types>;
@@ -295,17 +257,6 @@ class engine {
     return value;
   }
 
-  template <pass_kind K, int A>
-  static constexpr bool forward_in(const reduction_info& r) {
-    return (K == pass_kind::forward || K == pass_kind::fused || K == pass_kind::scaled) && r.level == A;
-  }
-  template <pass_kind K, int A>
-  static constexpr bool backward_in(const reduction_info& r) {
-    if constexpr (K == pass_kind::backward) return r.depth == A && r.wants;
-    else if constexpr (K == pass_kind::fused || K == pass_kind::scaled) return r.depth == 0 && r.wants;
-    else return false;
-  }
-
   /// Per-loop copies of the engine's state: locals whose address never escapes the loop
   /// function, so no gradient store can alias them and the compiler keeps them in registers.
   struct local {
@@ -315,7 +266,7 @@ class engine {
     T* out;
   };
 
-  template <pass_kind K, int A, class V>
+  template <pass_kind K, int A, std::size_t N, class V>
   TAD_INLINE static void step(const local& l, acc<V>& a, std::size_t i) {
     constexpr bool bwd = K == pass_kind::backward || K == pass_kind::fused || K == pass_kind::scaled;
     constexpr int depth = K == pass_kind::backward ? A : 0;
@@ -324,7 +275,7 @@ class engine {
     } else {
       if constexpr (bwd) {
         static_for<NV>([&](auto k) TAD_INLINE_LAMBDA {
-          if constexpr (is_array_k<k.value>() && P::touches(depth, k.value)) a.sk.var[k.value] = simd::splat<V>(-0.0);
+          if constexpr (is_array_k<k.value>() && touches_here(depth, k.value, N)) a.sk.var[k.value] = simd::splat<V>(-0.0);
         });
       }
       auto visit = [&]<std::size_t S>(const auto& r) TAD_INLINE_LAMBDA {
@@ -332,16 +283,16 @@ class engine {
         using R = std::remove_cvref_t<decltype(r)>;
         using Op = typename R::op_type;
         constexpr std::size_t AS = S + 1 - props<R>::reductions;
-        if constexpr (backward_in<K, A>(I) && !Op::needs_value) {
+        if constexpr (backward_here<K, A, N>(I) && !Op::needs_value) {
           // The argument's adjoint is known before its value: differentiate as it is evaluated.
           const T seed = K == pass_kind::scaled ? T(1) : l.ctx.adj[S];
           const V da = Op::backward(simd::splat<V>(seed), simd::splat<V>(0), l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
           const auto t = forward_backward<V, AS, I.root_base, true>(r.arg, l.ctx, i, da, a.sk);
-          if constexpr (forward_in<K, A>(I)) accumulate_tree<Op, std::remove_cvref_t<decltype(r.arg)>>(a.fs[S], t);
-        } else if constexpr (forward_in<K, A>(I) || backward_in<K, A>(I)) {
+          if constexpr (forward_here<K, A, N>(I)) accumulate_tree<Op, std::remove_cvref_t<decltype(r.arg)>>(a.fs[S], t);
+        } else if constexpr (forward_here<K, A, N>(I) || backward_here<K, A, N>(I)) {
           const auto t = forward<V, AS, I.root_base, true>(r.arg, l.ctx, i);
-          if constexpr (forward_in<K, A>(I)) accumulate_tree<Op, std::remove_cvref_t<decltype(r.arg)>>(a.fs[S], t);
-          if constexpr (backward_in<K, A>(I)) {
+          if constexpr (forward_here<K, A, N>(I)) accumulate_tree<Op, std::remove_cvref_t<decltype(r.arg)>>(a.fs[S], t);
+          if constexpr (backward_here<K, A, N>(I)) {
             const V da = Op::backward(simd::splat<V>(l.ctx.adj[S]), t.v, l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
             backward<AS, I.root_base>(r.arg, t, da, a.sk);
           }
@@ -350,7 +301,7 @@ class engine {
       visit_reductions<0>(l.e, visit);
       if constexpr (bwd) {
         static_for<NV>([&](auto k) TAD_INLINE_LAMBDA {
-          if constexpr (is_array_k<k.value>() && P::touches(depth, k.value)) {
+          if constexpr (is_array_k<k.value>() && touches_here(depth, k.value, N)) {
             T* p = l.outs[k.value] + i;
             if constexpr (P::first_touch(k.value) == depth) {
               simd::store_any(p, a.sk.var[k.value]);
@@ -364,7 +315,7 @@ class engine {
   }
 
   /// Computes the loop invariants of the reductions this loop handles (or of E, to store it).
-  template <pass_kind K, int A>
+  template <pass_kind K, int A, std::size_t N>
   void compute_invariants() {
     auto eval_root = [&]<std::size_t S, std::size_t R>(const auto& node) {
       ctx_.inv[R] = forward<T, S>(node, ctx_, 0).v;
@@ -374,7 +325,7 @@ class engine {
     } else {
       auto per_reduction = [&]<std::size_t S>(const auto& r) {
         constexpr reduction_info I = P::info[S];
-        if constexpr (forward_in<K, A>(I) || backward_in<K, A>(I)) {
+        if constexpr (forward_here<K, A, N>(I) || backward_here<K, A, N>(I)) {
           visit_roots<S + 1 - props<std::remove_cvref_t<decltype(r)>>::reductions, I.root_base>(r.arg, eval_root);
         }
       };
@@ -382,46 +333,47 @@ class engine {
     }
   }
 
-  template <pass_kind K, int A>
+  template <pass_kind K, int A, std::size_t N>
   void loop() {
     constexpr std::size_t W_ = simd::width<T>;
-    const std::size_t n = ctx_.n;
-    compute_invariants<K, A>();
+    const std::size_t n = len<N>();
+    compute_invariants<K, A, N>();
     std::array<acc<B>, U> ab;  // NOLINT(cppcoreguidelines-pro-type-member-init): assigned below
     for (auto& a : ab) a = make_acc<B>();
     local l{e_, ctx_, {}, out_};
+    if constexpr (NC > 1) l.ctx.n = n;  // what mean's rule reads in this loop
     for (std::size_t k = 0; k < NV; ++k) l.outs[k] = outs_[k];
     std::size_t i = 0;
     if constexpr (U > 1) {
       for (; i + U * W_ <= n; i += U * W_) {
-        static_for<U>([&](auto u) TAD_INLINE_LAMBDA { step<K, A>(l, ab[u.value], i + u.value * W_); });
+        static_for<U>([&](auto u) TAD_INLINE_LAMBDA { step<K, A, N>(l, ab[u.value], i + u.value * W_); });
       }
     }
-    for (; i + W_ <= n; i += W_) step<K, A>(l, ab[0], i);
+    for (; i + W_ <= n; i += W_) step<K, A, N>(l, ab[0], i);
     acc<T> at = make_acc<T>();
-    for (; i < n; ++i) step<K, A>(l, at, i);
-    if constexpr (K != pass_kind::store) finish<K, A>(ab, at);
+    for (; i < n; ++i) step<K, A, N>(l, at, i);
+    if constexpr (K != pass_kind::store) finish<K, A, N>(ab, at);
   }
 
-  template <pass_kind K, int A>
+  template <pass_kind K, int A, std::size_t N>
   void finish(std::array<acc<B>, U>& ab, acc<T>& at) {
     constexpr bool bwd = K == pass_kind::backward || K == pass_kind::fused || K == pass_kind::scaled;
     auto fin = [&]<std::size_t S>(const auto& r) {
       using R = std::remove_cvref_t<decltype(r)>;
       using Op = typename R::op_type;
       constexpr reduction_info I = P::info[S];
-      if constexpr (forward_in<K, A>(I)) {
+      if constexpr (forward_here<K, A, N>(I)) {
         for (std::size_t u = 1; u < U; ++u) Op::merge(ab[0].fs[S], ab[u].fs[S]);
         alignas(64) T la[simd::width<T>];
         alignas(64) T lb[simd::width<T>];
         ab[0].fs[S].a.store_aligned(la);
         ab[0].fs[S].b.store_aligned(lb);
         for (std::size_t k = 0; k < simd::width<T>; ++k) Op::merge(at.fs[S], reduction_state<T>{la[k], lb[k]});
-        const auto res = Op::finish(at.fs[S], ctx_.n);
+        const auto res = Op::finish(at.fs[S], len<N>());
         ctx_.val[S] = res.value;
         ctx_.aux[S] = res.aux;
       }
-      if constexpr (backward_in<K, A>(I)) {
+      if constexpr (backward_here<K, A, N>(I)) {
         // Each loop invariant of the argument: its summed adjoint, propagated once.
         auto push = [&]<std::size_t SS, std::size_t RR>(const auto& node) {
           if constexpr (W::template reached<std::remove_cvref_t<decltype(node)>>) {
@@ -460,7 +412,7 @@ class engine {
         if constexpr (P::vars[S0].test(k.value)) scalar_grad_[k.value] += a * stash_var_[k.value];
       } else if constexpr (P::touches(0, k.value)) {
         T* g = outs_[k.value];
-        const std::size_t n = ctx_.n;
+        const std::size_t n = len<P::var_nest[k.value]>();
         const B va(a);
         std::size_t i = 0;
         for (; i + simd::width<T> <= n; i += simd::width<T>) simd::store(g + i, simd::load(g + i) * va);
@@ -483,6 +435,7 @@ class engine {
   std::conditional_t<(NR > 0), E, const E&> e_;
   T* const* outs_;
   const std::size_t* sizes_;
+  extent_array<E> ext_;
   T* out_ = nullptr;
   ctx_t ctx_{};
   std::array<T, NV> scalar_grad_{};

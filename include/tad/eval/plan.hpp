@@ -10,6 +10,7 @@
 #include <tad/core/expression.hpp>
 #include <tad/detail/static_for.hpp>
 #include <tad/eval/elementwise.hpp>
+#include <tad/eval/extents.hpp>
 
 #include <array>
 #include <cstddef>
@@ -74,7 +75,26 @@ struct reduction_info {
   bool adjoint_linear = true;  // every rule in its argument is linear in the adjoint
   std::size_t roots = 0;     // loop invariants in its argument
   std::size_t root_base = 0; // slot of the first of them
+  std::size_t nest = 0;      // the extent class its argument runs over (extents.hpp)
 };
+
+/// forward: reductions of one level; backward: the backward pass of one depth; fused: the last
+/// level's forward loop with the first backward pass; scaled: the same with a unit adjoint
+/// (plan::scaled); store: an array expression into a buffer.
+enum class pass_kind { forward, backward, fused, scaled, store };
+
+/// Does the loop of pass K, level or depth A, run reduction r forward (accumulate it)?
+template <pass_kind K, int A>
+constexpr bool forward_in(const reduction_info& r) {
+  return (K == pass_kind::forward || K == pass_kind::fused || K == pass_kind::scaled) && r.level == A;
+}
+/// ... run its backward (push its adjoint into its argument)?
+template <pass_kind K, int A>
+constexpr bool backward_in(const reduction_info& r) {
+  if constexpr (K == pass_kind::backward) return r.depth == A && r.wants;
+  else if constexpr (K == pass_kind::fused || K == pass_kind::scaled) return r.depth == 0 && r.wants;
+  else return false;
+}
 
 /// Fills out[slot] (and vars[slot]: the variables its argument reaches directly, k-th of W)
 /// for every reduction of E, in post-order.
@@ -177,13 +197,18 @@ struct plan {
     collected c{};
     if constexpr (reductions > 0) collect<W, E>(c.info.data(), c.vars.data(), 0, 0);
     std::size_t base = 0;
-    for (auto& r : c.info) {
-      r.root_base = base;
-      base += r.roots;
+    for (std::size_t s = 0; s < reductions; ++s) {
+      c.info[s].root_base = base;
+      base += c.info[s].roots;
+      c.info[s].nest = extents<E>::t.region[s];
     }
     return c;
   }();
   static constexpr std::array<reduction_info, reductions> info = all.info;
+  /// Extent classes: one loop per class that has something to do in a pass.
+  static constexpr std::size_t nests = extents<E>::classes;
+  /// The class of E itself (array-valued E: the loop that stores it).
+  static constexpr std::size_t top_nest = extents<E>::t.region[extents<E>::top];
   /// vars[s]: the variables the argument of reduction s reaches directly (k-th of W).
   static constexpr std::array<var_mask<W::size>, reductions> vars = all.vars;
   /// Loop invariant slots: those of the reductions' arguments, then those of E itself (for
@@ -244,6 +269,40 @@ struct plan {
     }
     return false;
   }
+  /// The extent class of the k-th variable (0 for a scalar one: it is in no class).
+  static constexpr std::array<std::size_t, W::size + 1> var_nest = [] {
+    std::array<std::size_t, W::size + 1> r{};
+    using X = extents<E>;
+    std::array<leaf_entry, X::leaves> l{};
+    list_leaves<E, 0>(l.data(), 0, X::top);
+    std::size_t k = 0;
+    auto one = [&](std::string_view name) {
+      for (std::size_t i = 0; i < X::leaves; ++i)
+        if (l[i].is_array && l[i].name == name) {
+          r[k] = X::t.cls[i];
+          break;
+        }
+      ++k;
+    };
+    [&]<class... X2>(std::tuple<X2...>*) { (one(X2::name.view()), ...); }(static_cast<typename W::types*>(nullptr));
+    return r;
+  }();
+  /// Does the loop of pass K, level or depth A, over nest N run at all?
+  template <pass_kind K, int A>
+  static constexpr bool runs(std::size_t nest) {
+    if constexpr (K == pass_kind::store) {
+      return nest == top_nest;
+    } else {
+      for (const auto& r : info) if (r.nest == nest && (forward_in<K, A>(r) || backward_in<K, A>(r))) return true;
+      return false;
+    }
+  }
+  template <pass_kind K, int A>
+  static constexpr int loops_in() {
+    int p = 0;
+    for (std::size_t n = 0; n < nests; ++n) p += runs<K, A>(n) ? 1 : 0;
+    return p;
+  }
   /// The first backward pass that writes the k-th variable's gradient (-1: none does).
   static constexpr int first_touch(std::size_t k) {
     for (int d = 0; d <= max_depth; ++d) if (touches(d, k)) return d;
@@ -253,14 +312,24 @@ struct plan {
     for (const auto& r : info) if (r.rejects_empty) return true;
     return false;
   }();
-  /// Number of loops over the data one gradient evaluation runs.
+  /// Number of loops over the data one gradient evaluation runs (one per pass and extent class).
   static constexpr int passes = [] {
-    int p = levels;
-    for (int d = fused || scaled ? 1 : 0; d <= max_depth; ++d) p += wants_depth(d) ? 1 : 0;
-    if (scaled) {  // the loop that scales the array gradients
-      for (std::size_t k = 0; k < W::size; ++k) if (touches(0, k)) return p + 1;
+    if constexpr (levels == 0) {
+      return 0;
+    } else {
+      int p = 0;
+      static_for<levels - 1>([&](auto l) { p += loops_in<pass_kind::forward, static_cast<int>(l.value) + 1>(); });
+      if constexpr (fused) p += loops_in<pass_kind::fused, levels>();
+      else if constexpr (scaled) p += loops_in<pass_kind::scaled, levels>();
+      else p += loops_in<pass_kind::forward, levels>();
+      static_for<max_depth + 1>([&](auto d) {
+        if (d.value > 0 || !(fused || scaled)) p += loops_in<pass_kind::backward, static_cast<int>(d.value)>();
+      });
+      if (scaled) {  // the loop that scales the array gradients
+        for (std::size_t k = 0; k < W::size; ++k) if (touches(0, k)) return p + 1;
+      }
+      return p;
     }
-    return p;
   }();
 };
 

@@ -9,6 +9,7 @@
 
 #include <tad/core/expression.hpp>
 #include <tad/core/zero.hpp>
+#include <tad/detail/static_for.hpp>
 #include <tad/ops/adjoints.hpp>
 #include <tad/ops/arithmetic.hpp>
 #include <tad/ops/elementwise.hpp>
@@ -159,14 +160,38 @@ struct lse_shift_op : reduction_base {
   }
 };
 
-/// The length of the expression's arrays, as a scalar leaf (for pulled-out loop invariants).
+/// The length of a sum's argument, as a scalar leaf (for pulled-out loop invariants). It is
+/// taken when the sum is built: the argument's arrays are bound then, and an evaluation checks
+/// that they agree (bind_extents) before this is read.
 struct length_leaf {
   using tad_kind = leaf_kind;
   using value_type = void;
   static constexpr bool is_array = false;
   static constexpr bool is_variable = false;
   static constexpr bool is_length = true;
+  std::size_t n = 0;
 };
+
+/// The length of the first array leaf of e (0 if it has none).
+template <class E>
+constexpr std::size_t first_array_length(const E& e) {
+  if constexpr (is_leaf_v<E>) {
+    if constexpr (E::is_array) return e.size; else return 0;
+  } else if constexpr (props<E>::is_reduction) {
+    return 0;
+  } else {
+    std::size_t n = 0;
+    bool found = false;
+    static_for<E::arity>([&](auto k) {
+      using C = child_t<k.value, E>;
+      if (!found && props<C>::is_array) {
+        n = first_array_length(child<k.value>(e));
+        found = true;
+      }
+    });
+    return n;
+  }
+}
 
 /// `n * s`, but 0 for n == 0 whatever s is (the sum of no terms).
 struct length_times_op {
@@ -183,8 +208,8 @@ template <class E>
 inline constexpr bool loop_free_v = !props<E>::is_array && !props<E>::is_mask && props<E>::reductions == 0;
 
 template <class Op, class S>
-constexpr auto pulled_out(const S& s) {
-  if constexpr (std::is_same_v<Op, sum_op>) return make<length_times_op>(length_leaf{}, s); else return s;
+constexpr auto pulled_out(const S& s, std::size_t n) {
+  if constexpr (std::is_same_v<Op, sum_op>) return make<length_times_op>(length_leaf{n}, s); else return s;
 }
 
 /// sum and mean are linear: loop-free terms and factors leave them (`sum(a * x - c)` is
@@ -206,9 +231,9 @@ constexpr auto linear_reduce(const E& e) {
       } else if constexpr (std::is_same_v<O, mul_op>) {
         return make<Op>(e);
       } else if constexpr (props<L>::is_array && loop_free_v<R>) {
-        return make<O>(linear_reduce<Op>(e.lhs), pulled_out<Op>(e.rhs));
+        return make<O>(linear_reduce<Op>(e.lhs), pulled_out<Op>(e.rhs, first_array_length(e.lhs)));
       } else if constexpr (loop_free_v<L> && props<R>::is_array) {
-        return make<O>(pulled_out<Op>(e.lhs), linear_reduce<Op>(e.rhs));
+        return make<O>(pulled_out<Op>(e.lhs, first_array_length(e.rhs)), linear_reduce<Op>(e.rhs));
       } else {
         return make<Op>(e);
       }
