@@ -3,6 +3,7 @@
 
 #include <tad/core/expression.hpp>
 #include <tad/core/leaves.hpp>
+#include <tad/core/let.hpp>
 #include <tad/core/node.hpp>
 #include <tad/core/value_type.hpp>
 #include <tad/detail/static_for.hpp>
@@ -198,6 +199,9 @@ constexpr auto make(const C&... c) {
     return invalid_expression{};
   } else if constexpr (!names_agree<C...>()) {
     report_same_name<typename decltype(conflicting_name<C...>())::type>();
+    return invalid_expression{};
+  } else if constexpr (let_conflict_kind<N>() != 0) {
+    report_let_conflict<N>();
     return invalid_expression{};
   } else {
     if constexpr (sizeof...(C) > 1) {
