@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <stdexcept>
 #include <vector>
 
 namespace {
@@ -42,6 +43,14 @@ constexpr auto clip01 = [](auto dy, auto, auto) {
 constexpr auto identity_clip = hana::make_map(hana::make_pair(hana::type_c<tad::identity_op>, clip01));
 
 // ---- scalar code above the loops (x scalar) ----------------------------------------------------
+// constexpr: c + c at x = 2 with c = let(clip_gradient(x, -1, 1)): clip(1 + 1) = 1.
+constexpr double shared_at(double v) {
+  auto x = tad::var<"x">(v);
+  auto c = tad::let<"c">(tad::clip_gradient(x, -1.0, 1.0));
+  return std::get<1>(tad::grad(c + c, x));
+}
+static_assert(shared_at(2.0) == 1.0);
+static_assert(shared_at(0.25) == 1.0);  // 2 is clipped to 1 whatever x
 // c = clip_gradient(x, -1, 1) at x = 2: c + c sends 1 + 1 = 2 into c; shared, the rule runs
 // once: clip(2) = 1 (TensorFlow, PyTorch). Unshared, each copy clips its 1: 1 + 1 = 2.
 // c + c + c: shared clip(3) = 1, unshared 3.
@@ -181,6 +190,12 @@ struct plain_let {
 struct plain_unshared {
   auto operator()(auto x) const { return tad::sum((x * x + 1.0) * (x * x + 1.0) + tad::sin(x * x + 1.0)); }
 };
+struct scaled_let {  // the scaled schedule: the forward loop runs the backward with a unit adjoint
+  auto operator()(auto x) const {
+    auto z = tad::let<"z">(tad::sin(x) * x);
+    return tad::log(tad::sum(tad::exp(z) + tad::exp(z)));
+  }
+};
 struct nested_lets {  // b's body uses a; a is also used outside b
   auto operator()(auto x, auto y) const {
     auto a = tad::let<"a">(x * y);
@@ -210,6 +225,7 @@ struct let_of_reduction {  // the body is a reduction, used twice in the scalar 
 BOOST_AUTO_TEST_CASE_TEMPLATE(plain_lets_match_central_differences, T, reals) {
   for (std::size_t n : sizes) {
     check_gradient<T>("let z = x * x + 1", n, plain_let{}, arr{-1.5, 1.5});
+    if (n > 0) check_gradient<T>("let in a scaled pass", n, scaled_let{}, arr{-1.5, 1.5});
     check_gradient<T>("nested lets", n, nested_lets{}, arr{-1.5, 1.5}, arr{-1, 1});
     if (n > 0) check_gradient<T>("let across loops", n, across_loops{}, arr{-1, 1}, arr{0.5, 1.5});
     check_gradient<T>("scalar let", n, scalar_let{}, scal{-1, 1}, arr{-1, 1});
@@ -254,6 +270,22 @@ BOOST_AUTO_TEST_CASE(traits_count_a_let_once) {
   static_assert(tad::depends_on_v<decltype(st + st), decltype(x)>);
   static_assert(tad::gradient_is_zero_v<decltype(st + st), decltype(x)>);
   BOOST_TEST(true);
+}
+
+// One name, one subexpression: two lets named c of one type but other parameters or data throw
+// when combined (different types are a compile error: test/compile_fail/let_two_definitions.cpp).
+BOOST_AUTO_TEST_CASE(same_let_name_other_data_throws) {
+  double v = 2;
+  auto x = tad::var<"x">(v);
+  auto c1 = tad::let<"c">(tad::clip_gradient(x, -1.0, 1.0));
+  auto c2 = tad::let<"c">(tad::clip_gradient(x, -2.0, 2.0));
+  BOOST_CHECK_THROW((void)(c1 + c2), std::invalid_argument);
+  BOOST_CHECK_NO_THROW((void)(c1 + c1));
+  const std::vector<double> a{1, 2, 3}, b{1, 2, 3};
+  auto z1 = tad::let<"z">(tad::exp(tad::constant(a)));
+  auto z2 = tad::let<"z">(tad::exp(tad::constant(b)));
+  BOOST_CHECK_THROW((void)tad::sum(z1 * z2), std::invalid_argument);
+  BOOST_CHECK_NO_THROW((void)tad::sum(z1 * z1));
 }
 
 // strip_gradient_modifiers rewrites every copy of c alike: still one let, whose body is x now:

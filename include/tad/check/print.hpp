@@ -169,23 +169,6 @@ void print_to(std::string& out, const E& e) {
   }
 }
 
-/// The first let L in e (which has one), anywhere.
-template <class L, class E>
-const auto& first_let(const E& e) {
-  if constexpr (std::is_same_v<E, L>) {
-    return e;
-  } else {
-    constexpr std::size_t k = [] {
-      std::size_t r = E::arity;
-      static_for<E::arity>([&](auto j) {
-        if (r == E::arity && lets_of_t<child_t<j.value, E>>::template contains<L>) r = j.value;
-      });
-      return r;
-    }();
-    return first_let<L>(child<k>(e));
-  }
-}
-
 /// " where a = ..., b = ...": the definitions of the lets of e, inner ones first.
 template <class E, class... L>
 void print_lets(std::string& out, const E& e, let_list<L...>) {

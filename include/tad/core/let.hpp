@@ -10,7 +10,11 @@
 #include <tad/core/node.hpp>
 #include <tad/detail/static_for.hpp>
 
+#include <array>
+#include <bit>
 #include <cstddef>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
@@ -105,6 +109,11 @@ struct lets_of<node<Op, C...>, Region, SkipRoots, Acc> {
 };
 template <class E, bool Region = false, bool SkipRoots = false>
 using lets_of_t = typename lets_of<E, Region, SkipRoots>::type;
+/// Does the region code of E (see lets_of) contain a let? Nothing to instantiate without lets.
+template <class E, bool SkipRoots>
+constexpr bool region_has_lets() {
+  if constexpr (has_lets_v<E>) return lets_of_t<E, true, SkipRoots>::size > 0; else return false;
+}
 
 /// Does every let of B named like a let of A have A's type (the same body)? The first let of E
 /// named Name, or void.
@@ -183,6 +192,65 @@ constexpr int let_conflict_kind() {
 /// The let in conflict, when let_conflict_kind<E>() != 0.
 template <class E>
 using let_conflict_t = typename let_conflict<E>::lets::template at<let_conflict<E>::index>;
+
+/// The first let L in e (which has one), anywhere.
+template <class L, class E>
+constexpr const auto& first_let(const E& e) {
+  if constexpr (std::is_same_v<E, L>) {
+    return e;
+  } else {
+    constexpr std::size_t k = [] {
+      std::size_t r = E::arity;
+      static_for<E::arity>([&](auto j) {
+        if (r == E::arity && lets_of_t<child_t<j.value, E>>::template contains<L>) r = j.value;
+      });
+      return r;
+    }();
+    return first_let<L>(child<k>(e));
+  }
+}
+
+/// Are two leaves of one type bound alike (same data, same value, same referenced value)?
+template <class V>
+constexpr bool same_number(const V& a, const V& b) {
+  using bytes = std::array<unsigned char, sizeof(V)>;  // bitwise: a NaN parameter equals itself
+  return std::bit_cast<bytes>(a) == std::bit_cast<bytes>(b);
+}
+template <class E>
+constexpr bool same_body(const E& a, const E& b) {
+  if constexpr (is_leaf_v<E>) {
+    if constexpr (requires { a.data; a.size; }) {
+      return a.data == b.data && a.size == b.size;
+    } else if constexpr (requires { a.src; a.val; }) {
+      if (a.src != nullptr || b.src != nullptr) return a.src == b.src;
+      return same_number(a.val, b.val);
+    } else if constexpr (requires { a.val; }) {
+      return same_number(a.val, b.val);
+    } else {
+      return true;
+    }
+  } else {
+    bool ok = true;
+    static_for<E::arity>([&](auto k) { ok = ok && same_body(child<k.value>(a), child<k.value>(b)); });
+    return ok;
+  }
+}
+/// Throws when a let of b is bound to other data than the same-named let of a (same type:
+/// different bodies are a compile error).
+template <class A, class B>
+constexpr void check_let_bindings(const A& a, const B& b) {
+  if constexpr (!is_leaf_v<B>) {
+    if constexpr (is_let_node_v<B>) {
+      if constexpr (lets_of_t<A>::template contains<B>) {
+        if (!same_body(first_let<B>(a), b))
+          throw std::invalid_argument("tad::let<\"" + std::string(B::op_type::name) +
+                                      "\">(e): two lets of that name in one expression have different "
+                                      "data or parameters; a name identifies one shared subexpression");
+      }
+    }
+    static_for<B::arity>([&](auto k) { check_let_bindings(a, child<k.value>(b)); });
+  }
+}
 
 /// The name of a let spelled as a type for diagnostics (`variable_name<'c'>`, see fixed_string.hpp).
 template <class L>

@@ -276,7 +276,7 @@ class engine {
   /// the scalar variables' gradients and the reductions' adjoints.
   template <std::size_t S, class N>
   constexpr void backward_scalar(const N& e, T dy) {
-    if constexpr (lets_of_t<N, true, false>::size > 0) {
+    if constexpr (region_has_lets<N, false>()) {
       backward_scalar_lets<S>(e, dy);
     } else {
       const auto t = forward<T, S>(e, ctx_, 0);
@@ -326,7 +326,7 @@ class engine {
   /// The scalar part above the reductions: its value, and (with final) the gradients of the
   /// scalar variables; the adjoints of the outermost reductions in any case.
   constexpr T top(bool final) {
-    if constexpr (lets_of_t<E, true, false>::size > 0) return top_lets(final);
+    if constexpr (region_has_lets<E, false>()) return top_lets(final);
     sink<T, W, NR, NI, false> s{};
     const T value = forward_backward<T, 0, 0, false>(e_, ctx_, 0, T(1), s).v;
     static_for<NR>([&](auto S) {
@@ -376,7 +376,7 @@ class engine {
         using Op = typename R::op_type;
         constexpr std::size_t AS = S + 1 - props<R>::reductions;
         using Arg = std::remove_cvref_t<decltype(r.arg)>;
-        if constexpr ((forward_in<K, A>(I) || backward_in<K, A>(I)) && lets_of_t<Arg, true, true>::size > 0) {
+        if constexpr ((forward_in<K, A>(I) || backward_in<K, A>(I)) && region_has_lets<Arg, true>()) {
           step_lets<K, A, V, S>(r, l, a, i);
         } else if constexpr (backward_in<K, A>(I) && !Op::needs_value) {
           // The argument's adjoint is known before its value: differentiate as it is evaluated.

@@ -211,6 +211,13 @@ constexpr auto make(const C&... c) {
           if constexpr (i.value < j.value) check_bindings(std::get<i.value>(kids), std::get<j.value>(kids));
         });
       });
+      if constexpr (has_lets_v<N>) {
+        static_for<sizeof...(C)>([&](auto i) {
+          static_for<sizeof...(C)>([&](auto j) {
+            if constexpr (i.value < j.value) check_let_bindings(std::get<i.value>(kids), std::get<j.value>(kids));
+          });
+        });
+      }
     }
     return N{c...};
   }
