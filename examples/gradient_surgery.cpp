@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string_view>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -227,6 +228,24 @@ int main() {
     check("double where: gradient at 4", gs[0], 0.25);
     check("double where: gradient at 0", gs[1], 0.0);
     check("double where: gradient at -1", gs[2], 0.0);
+  }
+  {
+    // [let]
+    double xv = 2.0;
+    auto x = tad::var<"x">(xv);
+    // One node, used twice: its rule runs once, on the sum of the adjoints (1 + 1 = 2).
+    auto c = tad::let<"c">(tad::clip_gradient(x, -1.0, 1.0));
+    auto [v, g] = tad::grad(c + c, x);  // g == clip(2) == 1, as TensorFlow and PyTorch
+    // Two copies of the same clip_gradient: each clips its own share.
+    auto u = tad::clip_gradient(x, -1.0, 1.0);
+    auto [vu, gu] = tad::grad(u + u, x);  // gu == clip(1) + clip(1) == 2
+    std::string shown = tad::to_string(c + c);  // "c + c where c = clip_gradient(x, -1, 1)"
+    // [let]
+    check("let: value", v, 4.0);
+    check("let: gradient", g, 1.0);
+    check("unshared copies: value", vu, 4.0);
+    check("unshared copies: gradient", gu, 2.0);
+    check("let: printed", shown == "c + c where c = clip_gradient(x, -1, 1)" ? 1.0 : 0.0, 1.0);
   }
   std::printf("%s\n", failures != 0 ? "FAILED" : "all checks passed");
   return failures != 0 ? 1 : 0;

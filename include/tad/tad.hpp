@@ -15,6 +15,7 @@
 #include <tad/core/zero.hpp>
 #include <tad/eval/api.hpp>
 #include <tad/gradient/custom.hpp>
+#include <tad/gradient/let.hpp>
 #include <tad/gradient/modifiers.hpp>
 #include <tad/gradient/override.hpp>
 #include <tad/gradient/rules.hpp>

@@ -14,9 +14,12 @@
 ///   other ops            name(arguments)             exp(x), clip_gradient(x, -0.1, 0.1)
 ///   custom_gradient      its forward, then inputs    custom_gradient[$0 * $1](a, b)
 ///   overridden ops       name[overridden]            exp[overridden](x)
+///   lets                 their names, then each      c + c where c = clip_gradient(x, -1, 1)
+///                        definition once (inner lets first, separated by ", ")
 
 #include <tad/core/expression.hpp>
 #include <tad/core/leaves.hpp>
+#include <tad/core/let.hpp>
 #include <tad/core/node.hpp>
 #include <tad/detail/static_for.hpp>
 
@@ -116,7 +119,9 @@ void print_to(std::string& out, const E& e) {
     using Op = typename E::op_type;
     constexpr std::string_view n = op_name<Op>();
     constexpr int p = precedence<E>();
-    if constexpr (requires { typename Op::base_op; }) {
+    if constexpr (is_let_node_v<E>) {
+      out += n;  // an occurrence of a let prints as its name; to_string adds its definition
+    } else if constexpr (requires { typename Op::base_op; }) {
       out += n;
       out += "[overridden](";
       static_for<E::arity>([&](auto k) {
@@ -164,6 +169,20 @@ void print_to(std::string& out, const E& e) {
   }
 }
 
+/// " where a = ..., b = ...": the definitions of the lets of e, inner ones first.
+template <class E, class... L>
+void print_lets(std::string& out, const E& e, let_list<L...>) {
+  bool first = true;
+  auto one = [&]<class X>() {
+    out += first ? " where " : ", ";
+    first = false;
+    out += X::op_type::name;
+    out += " = ";
+    print_to(out, first_let<X>(e).arg);
+  };
+  (one.template operator()<L>(), ...);
+}
+
 }  // namespace detail
 
 /// The expression tree of e as text (see the table above).
@@ -175,6 +194,7 @@ std::string to_string(const E& e) {
   } else {
     std::string out;
     detail::print_to(out, e);
+    if constexpr (detail::has_lets_v<E>) detail::print_lets(out, e, detail::lets_of_t<E>{});
     return out;
   }
 }

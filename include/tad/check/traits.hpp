@@ -8,10 +8,13 @@
 ///                               straight_through, custom gradients, overridden ops
 ///   modifiers_of<E>()           their names, in post-order, as std::array<std::string_view, K>
 ///   node_count_v<E>             nodes and leaves of E
+///   (a let, `tad::let<"z">(e)`: each occurrence counts as one node of op let_op<"z">, its body
+///   once, however often the let occurs)
 ///   passes_v<E, X...>           loops over the data that one gradient w.r.t. X... runs
 ///                               (passes_v<E> for the value alone)
 
 #include <tad/core/expression.hpp>
+#include <tad/core/let.hpp>
 #include <tad/detail/static_for.hpp>
 #include <tad/eval/plan.hpp>
 #include <tad/gradient/custom.hpp>
@@ -42,24 +45,42 @@ inline constexpr bool is_modifier_op_v =
     std::is_same_v<Op, reverse_gradient_op> || std::is_same_v<Op, clip_gradient_op> ||
     std::is_same_v<Op, straight_through_op> || requires { typename Op::rule_type; };
 
-/// Calls f.template operator()<Op>() for every node of E, in post-order.
+template <class E, class Seen, std::size_t K, class F>
+constexpr void visit_kids(F& f);
+
+/// Calls f.template operator()<X>() for every node and leaf X of E, in post-order; the body of
+/// a let is visited once, at the let's first occurrence (Seen: the lets visited before).
+template <class E, class Seen, class F>
+constexpr void visit_all(F& f) {
+  if constexpr (!is_leaf_v<E>) {
+    if constexpr (!(is_let_node_v<E> && Seen::template contains<E>)) visit_kids<E, Seen, 0>(f);
+  }
+  f.template operator()<E>();
+}
+template <class E, class Seen, std::size_t K, class F>
+constexpr void visit_kids(F& f) {
+  if constexpr (K < E::arity) {
+    using C = child_t<K, E>;
+    visit_all<C, Seen>(f);
+    visit_kids<E, typename lets_of<C, false, false, Seen>::type, K + 1>(f);
+  }
+}
+
+/// Calls f.template operator()<Op>() for every node of E, in post-order (a let's body once).
 template <class E, class F>
 constexpr void visit_ops(F& f) {
-  if constexpr (!is_leaf_v<E>) {
-    static_for<E::arity>([&](auto k) { visit_ops<child_t<k.value, E>>(f); });
-    f.template operator()<typename E::op_type>();
-  }
+  auto g = [&]<class X>() {
+    if constexpr (!is_leaf_v<X>) f.template operator()<typename X::op_type>();
+  };
+  visit_all<E, let_list<>>(g);
 }
 
 template <class E>
 constexpr std::size_t count_nodes() {
-  if constexpr (is_leaf_v<E>) {
-    return 1;
-  } else {
-    std::size_t n = 1;
-    static_for<E::arity>([&](auto k) { n += count_nodes<child_t<k.value, E>>(); });
-    return n;
-  }
+  std::size_t n = 0;
+  auto f = [&]<class X>() { ++n; };
+  visit_all<E, let_list<>>(f);
+  return n;
 }
 
 template <class E, class Op>

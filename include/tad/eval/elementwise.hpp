@@ -10,6 +10,7 @@
 
 #include <tad/config.hpp>
 #include <tad/core/expression.hpp>
+#include <tad/core/let.hpp>
 #include <tad/core/zero.hpp>
 #include <tad/detail/static_for.hpp>
 #include <tad/eval/contract.hpp>
@@ -69,6 +70,12 @@ constexpr std::size_t child_root() {
   return s;
 }
 
+/// Does the context (or sink) X hold the let E (eval/let.hpp)?
+template <class X, class E>
+constexpr bool let_in() {
+  if constexpr (requires { X::template has_let<E>; }) return X::template has_let<E>; else return false;
+}
+
 /// `Loop`: e sits inside an elementwise loop, where loop invariants are read from
 /// `ctx.inv[Root ...]` instead of being computed.
 template <class V, std::size_t Slot, std::size_t Root = 0, bool Loop = false, class E, class Ctx>
@@ -100,6 +107,15 @@ TAD_INLINE constexpr auto forward(const E& e, const Ctx& ctx, std::size_t i) {
     }
   } else if constexpr (props<E>::is_reduction) {
     return vals<V>{simd::splat<V>(ctx.val[Slot + props<E>::reductions - 1])};
+  } else if constexpr (is_let_node_v<E>) {
+    // An occurrence of a let: its value from the region's environment (eval/let.hpp); outside
+    // one (a store, a value), the body itself.
+    if constexpr (let_in<Ctx, E>()) {
+      return vals<V>{ctx.template let_value<E>()};
+    } else {
+      auto a = forward<V, Slot, Root, Loop>(e.arg, ctx, i);
+      return vals<decltype(a.v), decltype(a)>{a.v, a};
+    }
   } else if constexpr (E::arity == 1) {
     auto a = forward<V, Slot, Root, Loop>(e.arg, ctx, i);
     auto y = e.op.forward(a.v);
@@ -144,6 +160,10 @@ TAD_INLINE constexpr void backward(const E& e, const VT& t, const D& dy, Sink& s
     return;
   } else if constexpr (Sink::defers && props<E>::is_root) {
     sink.template add_invariant<Root>(dy);
+  } else if constexpr (is_let_node_v<E>) {
+    // An occurrence of a let: its adjoint is summed; the body's rule runs once on the sum.
+    if constexpr (let_in<Sink, std::remove_cvref_t<E>>()) sink.template add_let<E>(dy);
+    else backward<Slot, Root>(e.arg, t.c0, dy, sink);
   } else if constexpr (is_leaf_v<E>) {
     sink.template add_var<E>(dy);
   } else if constexpr (props<E>::is_reduction) {

@@ -7,6 +7,7 @@
 #include <tad/detail/static_for.hpp>
 #include <tad/eval/elementwise.hpp>
 #include <tad/eval/extents.hpp>
+#include <tad/eval/let.hpp>
 #include <tad/eval/plan.hpp>
 #include <tad/ops/reductions.hpp>
 #include <tad/simd/batch.hpp>
@@ -119,6 +120,7 @@ class engine {
   /// ext: the length of each extent class (bind_extents).
   constexpr engine(const E& e, T* const* outs, const std::size_t* sizes, const extent_array<E>& ext)
       : e_(e), outs_(outs), sizes_(sizes), ext_(ext) {
+    if constexpr (has_lets_v<E>) check_lets<E>();
     if constexpr (NR > 0) freeze(e_);
     validate<T>(e_);
     if constexpr (NC > 0) ctx_.n = ext[0];
@@ -236,16 +238,57 @@ class engine {
   /// the scalar variables' gradients and the reductions' adjoints.
   template <std::size_t S, class N>
   constexpr void backward_scalar(const N& e, T dy) {
-    const auto t = forward<T, S>(e, ctx_, 0);
+    if constexpr (region_has_lets<N, false>()) {
+      backward_scalar_lets<S>(e, dy);
+    } else {
+      const auto t = forward<T, S>(e, ctx_, 0);
+      sink<T, W, NR, NI, false> s{};
+      backward<S>(e, t, dy, s);
+      static_for<NR>([&](auto r) { ctx_.adj[r.value] += s.red[r.value]; });
+      static_for<NV>([&](auto k) { scalar_grad_[k.value] += s.var[k.value]; });
+    }
+  }
+
+  /// backward_scalar for a loop invariant with lets in it (eval/let.hpp): each let once.
+  template <std::size_t S, class N>
+  constexpr void backward_scalar_lets(const N& e, T dy) {
+    using Lets = lets_of_t<N, true, false>;
+    std::array<T, Lets::size> env{};
+    const auto lc = make_let_context<T, Lets>(ctx_, env);
     sink<T, W, NR, NI, false> s{};
-    backward<S>(e, t, dy, s);
+    auto ls = make_let_sink<T, Lets>(s);
+    auto main = [&]() {
+      const auto t = forward<T, S>(e, lc, 0);
+      backward<S>(e, t, dy, ls);
+    };
+    with_lets<0, true, false, T, S, 0, false>(e, lc, 0, ls, main);
     static_for<NR>([&](auto r) { ctx_.adj[r.value] += s.red[r.value]; });
     static_for<NV>([&](auto k) { scalar_grad_[k.value] += s.var[k.value]; });
+  }
+
+  /// top() for an expression with lets in its scalar code (eval/let.hpp): each let once.
+  constexpr T top_lets(bool final) {
+    using Lets = lets_of_t<E, true, false>;
+    std::array<T, Lets::size> env{};
+    const auto lc = make_let_context<T, Lets>(ctx_, env);
+    sink<T, W, NR, NI, false> s{};
+    auto ls = make_let_sink<T, Lets>(s);
+    T value = T(0);
+    auto main = [&]() { value = forward_backward<T, 0, 0, false>(e_, lc, 0, T(1), ls).v; };
+    with_lets<0, true, false, T, 0, 0, false>(e_, lc, 0, ls, main);
+    static_for<NR>([&](auto S) {
+      if constexpr (P::info[S.value].depth == 0) ctx_.adj[S.value] = s.red[S.value];
+    });
+    if (final) {
+      static_for<NV>([&](auto k) { scalar_grad_[k.value] += s.var[k.value]; });
+    }
+    return value;
   }
 
   /// The scalar part above the reductions: its value, and (with final) the gradients of the
   /// scalar variables; the adjoints of the outermost reductions in any case.
   constexpr T top(bool final) {
+    if constexpr (region_has_lets<E, false>()) return top_lets(final);
     sink<T, W, NR, NI, false> s{};
     const T value = forward_backward<T, 0, 0, false>(e_, ctx_, 0, T(1), s).v;
     static_for<NR>([&](auto S) {
@@ -283,7 +326,10 @@ class engine {
         using R = std::remove_cvref_t<decltype(r)>;
         using Op = typename R::op_type;
         constexpr std::size_t AS = S + 1 - props<R>::reductions;
-        if constexpr (backward_here<K, A, N>(I) && !Op::needs_value) {
+        using Arg = std::remove_cvref_t<decltype(r.arg)>;
+        if constexpr ((forward_here<K, A, N>(I) || backward_here<K, A, N>(I)) && region_has_lets<Arg, true>()) {
+          step_lets<K, A, N, V, S>(r, l, a, i);
+        } else if constexpr (backward_here<K, A, N>(I) && !Op::needs_value) {
           // The argument's adjoint is known before its value: differentiate as it is evaluated.
           const T seed = K == pass_kind::scaled ? T(1) : l.ctx.adj[S];
           const V da = Op::backward(simd::splat<V>(seed), simd::splat<V>(0), l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
@@ -312,6 +358,36 @@ class engine {
         });
       }
     }
+  }
+
+  /// One element of reduction S's argument when it has lets (eval/let.hpp): the lets' bodies
+  /// once, then what step() does without lets, then the bodies' rules on their summed adjoints.
+  template <pass_kind K, int A, std::size_t N, class V, std::size_t S, class R>
+  TAD_INLINE static void step_lets(const R& r, const local& l, acc<V>& a, std::size_t i) {
+    constexpr reduction_info I = P::info[S];
+    using Op = typename R::op_type;
+    using Arg = std::remove_cvref_t<decltype(r.arg)>;
+    using Lets = lets_of_t<Arg, true, true>;
+    constexpr std::size_t AS = S + 1 - props<R>::reductions;
+    std::array<V, Lets::size> env;  // NOLINT(cppcoreguidelines-pro-type-member-init): with_lets assigns each before use
+    const auto lc = make_let_context<V, Lets>(l.ctx, env);
+    auto ls = make_let_sink<V, Lets>(a.sk);
+    auto main = [&]() TAD_INLINE_LAMBDA {
+      if constexpr (backward_here<K, A, N>(I) && !Op::needs_value) {
+        const T seed = K == pass_kind::scaled ? T(1) : l.ctx.adj[S];
+        const V da = Op::backward(simd::splat<V>(seed), simd::splat<V>(0), l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
+        const auto t = forward_backward<V, AS, I.root_base, true>(r.arg, lc, i, da, ls);
+        if constexpr (forward_here<K, A, N>(I)) accumulate_tree<Op, Arg>(a.fs[S], t);
+      } else {
+        const auto t = forward<V, AS, I.root_base, true>(r.arg, lc, i);
+        if constexpr (forward_here<K, A, N>(I)) accumulate_tree<Op, Arg>(a.fs[S], t);
+        if constexpr (backward_here<K, A, N>(I)) {
+          const V da = Op::backward(simd::splat<V>(l.ctx.adj[S]), t.v, l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
+          backward<AS, I.root_base>(r.arg, t, da, ls);
+        }
+      }
+    };
+    with_lets<0, backward_here<K, A, N>(I), true, V, AS, I.root_base, true>(r.arg, lc, i, ls, main);
   }
 
   /// Computes the loop invariants of the reductions this loop handles (or of E, to store it).

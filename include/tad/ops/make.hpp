@@ -3,6 +3,7 @@
 
 #include <tad/core/expression.hpp>
 #include <tad/core/leaves.hpp>
+#include <tad/core/let.hpp>
 #include <tad/core/node.hpp>
 #include <tad/core/value_type.hpp>
 #include <tad/detail/static_for.hpp>
@@ -199,6 +200,9 @@ constexpr auto make(const C&... c) {
   } else if constexpr (!names_agree<C...>()) {
     report_same_name<typename decltype(conflicting_name<C...>())::type>();
     return invalid_expression{};
+  } else if constexpr (let_conflict_kind<N>() != 0) {
+    report_let_conflict<N>();
+    return invalid_expression{};
   } else {
     if constexpr (sizeof...(C) > 1) {
       const std::tuple<const C&...> kids{c...};
@@ -207,6 +211,13 @@ constexpr auto make(const C&... c) {
           if constexpr (i.value < j.value) check_bindings(std::get<i.value>(kids), std::get<j.value>(kids));
         });
       });
+      if constexpr (has_lets_v<N>) {
+        static_for<sizeof...(C)>([&](auto i) {
+          static_for<sizeof...(C)>([&](auto j) {
+            if constexpr (i.value < j.value) check_let_bindings(std::get<i.value>(kids), std::get<j.value>(kids));
+          });
+        });
+      }
     }
     return N{c...};
   }

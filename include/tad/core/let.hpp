@@ -1,0 +1,282 @@
+#pragma once
+/// `let_op<Name>`: the op of a named shared subexpression (`tad::let<"z">(e)`,
+/// gradient/let.hpp), and the structural facts about lets that building an expression checks:
+/// one name, one body; a let is not named like a variable. See doc/semantics.md, "Shared
+/// subexpressions", and doc/design.md for how the engine evaluates a let.
+
+#include <tad/config.hpp>
+#include <tad/core/expression.hpp>
+#include <tad/core/fixed_string.hpp>
+#include <tad/core/node.hpp>
+#include <tad/detail/static_for.hpp>
+
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+namespace tad {
+
+/// Forward and backward are the identity. Every occurrence of one name in an expression is one
+/// node: the engine evaluates its body once and runs the body's backward once, on the sum of the
+/// adjoints of all occurrences (eval/let.hpp). Nothing else in the engine special-cases it, so a
+/// path that does not share (a store, a value) still computes the right value.
+template <fixed_string Name>
+struct let_op {
+  static constexpr std::string_view name = Name.view();
+  static constexpr auto let_name = Name;
+  static constexpr bool is_let = true;
+  TAD_INLINE static constexpr auto forward(auto x) { return x; }
+  TAD_INLINE static constexpr auto backward(auto dy, auto, auto) { return dy; }
+};
+
+namespace detail {
+
+template <class E>
+struct is_let_node : std::false_type {};
+template <fixed_string Name, class B>
+struct is_let_node<node<let_op<Name>, B>> : std::true_type {};
+/// Is E a let node (`node<let_op<Name>, Body>`)?
+template <class E>
+inline constexpr bool is_let_node_v = is_let_node<E>::value;
+
+/// Does E contain a let node anywhere (inside reductions too)?
+template <class E>
+struct has_lets : std::false_type {};
+template <class Op, class... C>
+struct has_lets<node<Op, C...>> : std::bool_constant<is_let_node_v<node<Op, C...>> || (has_lets<C>::value || ...)> {};
+template <class E>
+inline constexpr bool has_lets_v = has_lets<std::remove_cvref_t<E>>::value;
+
+/// A list of let node types, distinct by name, in post-order of their first occurrence (a let
+/// inside another let's body comes before it).
+template <class... L>
+struct let_list {
+  static constexpr std::size_t size = sizeof...(L);
+  using types = std::tuple<L...>;
+  template <std::size_t K>
+  using at = std::tuple_element_t<K, types>;
+  template <fixed_string Name>
+  static constexpr std::size_t index = [] {
+    std::size_t k = 0, found = sizeof...(L);
+    ((found = (found == sizeof...(L) && same_name<L::op_type::let_name, Name>) ? k : found, ++k), ...);
+    return found;
+  }();
+  template <class E>
+  static constexpr bool contains = [] {
+    if constexpr (is_let_node_v<E>) return index<E::op_type::let_name> < size;
+    else return false;
+  }();
+};
+
+template <class List, class L, bool IsLet = is_let_node_v<L>>
+struct let_list_add {
+  using type = List;
+};
+template <class... Ls, class L>
+struct let_list_add<let_list<Ls...>, L, true> {
+  using type = std::conditional_t<let_list<Ls...>::template index<L::op_type::let_name> < sizeof...(Ls),
+                                  let_list<Ls...>, let_list<Ls..., L>>;
+};
+
+/// The lets of E. `Region`: only those evaluated in E's own code: not inside reductions
+/// (their arguments run in their own loops) and, with `SkipRoots`, not inside loop invariants
+/// (computed before the loop). Without `Region`: every let of E.
+template <class E, bool Region, bool SkipRoots, class Acc = let_list<>>
+struct lets_of {
+  using type = Acc;
+};
+template <class Op, class... C, bool Region, bool SkipRoots, class Acc>
+struct lets_of<node<Op, C...>, Region, SkipRoots, Acc> {
+  using N = node<Op, C...>;
+  template <class A, class... K>
+  struct fold {
+    using type = A;
+  };
+  template <class A, class K0, class... K>
+  struct fold<A, K0, K...> {
+    using type = typename fold<typename lets_of<K0, Region, SkipRoots, A>::type, K...>::type;
+  };
+  using kids = typename fold<Acc, C...>::type;
+  static constexpr bool opaque = Region && (props<N>::is_reduction || (SkipRoots && props<N>::is_root));
+  using type = std::conditional_t<opaque, Acc,
+                                  typename let_list_add<kids, N>::type>;
+};
+template <class E, bool Region = false, bool SkipRoots = false>
+using lets_of_t = typename lets_of<E, Region, SkipRoots>::type;
+/// Does the region code of E (see lets_of) contain a let? Nothing to instantiate without lets.
+template <class E, bool SkipRoots>
+constexpr bool region_has_lets() {
+  if constexpr (has_lets_v<E>) return lets_of_t<E, true, SkipRoots>::size > 0; else return false;
+}
+
+/// Does every let of B named like a let of A have A's type (the same body)? The first let of E
+/// named Name, or void.
+template <class E, fixed_string Name>
+struct let_named {
+  using type = void;
+};
+template <class Op, class... C, fixed_string Name>
+struct let_named<node<Op, C...>, Name> {
+  template <class...>
+  struct first {
+    using type = void;
+  };
+  template <class H, class... Tail>
+  struct first<H, Tail...> {
+    using type = std::conditional_t<std::is_void_v<H>, typename first<Tail...>::type, H>;
+  };
+  using N = node<Op, C...>;
+  static constexpr bool self = [] {
+    if constexpr (is_let_node_v<N>) return same_name<Op::let_name, Name>; else return false;
+  }();
+  using type = std::conditional_t<self, N, typename first<typename let_named<C, Name>::type...>::type>;
+};
+
+/// The first let of E that another let of E, or a variable of E, shares its name with, as
+/// `std::type_identity<let node>` (void: none). `Kind` 1: two bodies; 2: a variable's name.
+template <class E>
+struct let_conflict {
+  template <class L>
+  static constexpr int kind_of() {
+    constexpr auto nm = L::op_type::let_name;
+    if constexpr (contains_var<E, nm>::value) return 2;
+    else return 0;
+  }
+  template <class L>
+  static constexpr bool same_bodies() {  // every let of E named like L has L's type
+    bool ok = true;
+    auto f = [&]<class X>(auto self) {
+      if constexpr (!is_leaf_v<X>) {
+        if constexpr (is_let_node_v<X>) {
+          if constexpr (same_name<X::op_type::let_name, L::op_type::let_name>) ok = ok && std::is_same_v<X, L>;
+        }
+        static_for<X::arity>([&](auto k) { self.template operator()<child_t<k.value, X>>(self); });
+      }
+    };
+    f.template operator()<E>(f);
+    return ok;
+  }
+  template <class List>
+  struct scan;
+  template <class... L>
+  struct scan<let_list<L...>> {
+    static constexpr std::pair<int, std::size_t> found = [] {
+      int k = 0;
+      std::size_t at = 0, i = 0;
+      auto one = [&](int kind) {
+        if (k == 0 && kind != 0) {
+          k = kind;
+          at = i;
+        }
+        ++i;
+      };
+      (one(!same_bodies<L>() ? 1 : kind_of<L>()), ...);
+      return std::pair<int, std::size_t>{k, at};
+    }();
+  };
+  using lets = lets_of_t<E>;
+  static constexpr int kind = scan<lets>::found.first;
+  static constexpr std::size_t index = scan<lets>::found.second;
+};
+/// 0 when the lets of E agree (cheap for an expression without lets); else let_conflict's kind.
+template <class E>
+constexpr int let_conflict_kind() {
+  if constexpr (has_lets_v<E>) return let_conflict<E>::kind; else return 0;
+}
+/// The let in conflict, when let_conflict_kind<E>() != 0.
+template <class E>
+using let_conflict_t = typename let_conflict<E>::lets::template at<let_conflict<E>::index>;
+
+/// The first let L in e (which has one), anywhere.
+template <class L, class E>
+constexpr const auto& first_let(const E& e) {
+  if constexpr (std::is_same_v<E, L>) {
+    return e;
+  } else {
+    constexpr std::size_t k = [] {
+      std::size_t r = E::arity;
+      static_for<E::arity>([&](auto j) {
+        if (r == E::arity && lets_of_t<child_t<j.value, E>>::template contains<L>) r = j.value;
+      });
+      return r;
+    }();
+    return first_let<L>(child<k>(e));
+  }
+}
+
+/// Are two leaves of one type bound alike (same data, same value, same referenced value)?
+template <class V>
+constexpr bool same_number(const V& a, const V& b) {
+  using bytes = std::array<unsigned char, sizeof(V)>;  // bitwise: a NaN parameter equals itself
+  return std::bit_cast<bytes>(a) == std::bit_cast<bytes>(b);
+}
+template <class E>
+constexpr bool same_body(const E& a, const E& b) {
+  if constexpr (is_leaf_v<E>) {
+    if constexpr (requires { a.data; a.size; }) {
+      return a.data == b.data && a.size == b.size;
+    } else if constexpr (requires { a.src; a.val; }) {
+      if (a.src != nullptr || b.src != nullptr) return a.src == b.src;
+      return same_number(a.val, b.val);
+    } else if constexpr (requires { a.val; }) {
+      return same_number(a.val, b.val);
+    } else {
+      return true;
+    }
+  } else {
+    bool ok = true;
+    static_for<E::arity>([&](auto k) { ok = ok && same_body(child<k.value>(a), child<k.value>(b)); });
+    return ok;
+  }
+}
+/// Throws when a let of b is bound to other data than the same-named let of a (same type:
+/// different bodies are a compile error).
+template <class A, class B>
+constexpr void check_let_bindings(const A& a, const B& b) {
+  if constexpr (!is_leaf_v<B>) {
+    if constexpr (is_let_node_v<B>) {
+      if constexpr (lets_of_t<A>::template contains<B>) {
+        if (!same_body(first_let<B>(a), b))
+          throw std::invalid_argument("tad::let<\"" + std::string(B::op_type::name) +
+                                      "\">(e): two lets of that name in one expression have different "
+                                      "data or parameters; a name identifies one shared subexpression");
+      }
+    }
+    static_for<B::arity>([&](auto k) { check_let_bindings(a, child<k.value>(b)); });
+  }
+}
+
+/// The name of a let spelled as a type for diagnostics (`variable_name<'c'>`, see fixed_string.hpp).
+template <class L>
+using let_name_type_t = name_type_t<L::op_type::let_name>;
+
+template <class Name>
+constexpr void report_let_two_bodies() {
+  static_assert(always_false<Name>,
+                "tad::let<name>(e): one let name has two different definitions in one expression "
+                "(a name identifies one shared subexpression; apply override_gradients or "
+                "strip_gradient_modifiers to the whole expression or to the let's body)");
+}
+template <class Name>
+constexpr void report_let_named_like_variable() {
+  static_assert(always_false<Name>,
+                "tad::let<name>(e): a let has the name of a variable of the expression; a name "
+                "identifies one variable or one shared subexpression");
+}
+/// One error for the let conflict of E (kind != 0), naming the let.
+template <class E>
+constexpr void report_let_conflict() {
+  using Name = let_name_type_t<let_conflict_t<E>>;
+  if constexpr (let_conflict<E>::kind == 1) report_let_two_bodies<Name>();
+  else report_let_named_like_variable<Name>();
+}
+
+
+}  // namespace detail
+}  // namespace tad

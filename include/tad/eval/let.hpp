@@ -1,0 +1,209 @@
+#pragma once
+/// How the engine evaluates lets (`tad::let<"z">(e)`, core/let.hpp): per region, one value and
+/// one summed adjoint per let name. A region is code that runs together: the scalar code above
+/// the loops (`engine::top`), the argument of one reduction per element (`engine::step`), or one
+/// loop invariant pushed after its loop (`engine::backward_scalar`). In a region, `with_lets`
+/// evaluates the bodies of its lets (inner lets first) into an environment, runs the region's
+/// code, in which every occurrence reads the environment (`forward`) and adds its adjoint to
+/// the let's accumulator (`backward`), and then runs the bodies' backward rules in reverse
+/// order, each once, on its summed adjoint. Expressions without lets never instantiate any of
+/// this (doc/design.md, "Lets").
+
+#include <tad/config.hpp>
+#include <tad/core/expression.hpp>
+#include <tad/core/let.hpp>
+#include <tad/detail/static_for.hpp>
+#include <tad/eval/contract.hpp>
+#include <tad/eval/elementwise.hpp>
+#include <tad/eval/plan.hpp>
+#include <tad/simd/batch.hpp>
+
+#include <array>
+#include <cstddef>
+#include <type_traits>
+
+namespace tad::detail {
+
+/// The engine's context (`context`, engine.hpp) seen through references, plus the values of
+/// the region's lets: what forward reads for an occurrence.
+template <class Ctx, class V, class Lets>
+struct let_context {
+  using value_type = typename Ctx::value_type;
+  using wrt = typename Ctx::wrt;
+  using lets = Lets;
+  const decltype(Ctx::wval)& wval;
+  const decltype(Ctx::val)& val;
+  const decltype(Ctx::aux)& aux;
+  const decltype(Ctx::adj)& adj;
+  const decltype(Ctx::inv)& inv;
+  const std::size_t& n;
+  std::array<V, Lets::size>& env;
+  template <class E>
+  static constexpr bool has_let = Lets::template contains<E>;
+  template <class E>
+  TAD_INLINE constexpr const V& let_value() const {
+    return env[Lets::template index<E::op_type::let_name>];
+  }
+};
+template <class V, class Lets, class Ctx>
+TAD_INLINE constexpr let_context<Ctx, V, Lets> make_let_context(const Ctx& c, std::array<V, Lets::size>& env) {
+  return {c.wval, c.val, c.aux, c.adj, c.inv, c.n, env};
+}
+
+/// A sink (engine.hpp) with one adjoint accumulator per let of the region: an occurrence's
+/// backward adds there instead of running the body's rule.
+template <class Sink, class V, class Lets>
+struct let_sink {
+  static constexpr bool defers = Sink::defers;
+  template <class E>
+  static constexpr bool wants = Sink::template wants<E>;
+  template <class E>
+  static constexpr bool has_let = Lets::template contains<E>;
+  Sink& base;
+  std::array<V, Lets::size> let;
+  template <class Leaf, class D>
+  TAD_INLINE constexpr void add_var(const D& dy) {
+    base.template add_var<Leaf>(dy);
+  }
+  template <std::size_t S, class D>
+  TAD_INLINE constexpr void add_reduction(const D& dy) {
+    base.template add_reduction<S>(dy);
+  }
+  template <std::size_t R, class D>
+  TAD_INLINE constexpr void add_invariant(const D& dy) {
+    base.template add_invariant<R>(dy);
+  }
+  template <class E, class D>
+  TAD_INLINE constexpr void add_let(const D& dy) {
+    auto& a = let[Lets::template index<E::op_type::let_name>];
+    a = accumulate_adjoint(a, dy);
+  }
+};
+template <class V, class Lets, class Sink>
+TAD_INLINE constexpr let_sink<Sink, V, Lets> make_let_sink(Sink& s) {
+  let_sink<Sink, V, Lets> r{s, {}};
+  for (auto& a : r.let) a = simd::splat<V>(0);
+  return r;
+}
+
+/// Does E contain the let L in the code of its region (not inside a reduction; with
+/// SkipRoots, not inside a loop invariant)?
+template <class E, class L, bool SkipRoots>
+constexpr bool region_has_let() {
+  return lets_of_t<E, true, SkipRoots>::template index<L::op_type::let_name> < lets_of_t<E, true, SkipRoots>::size;
+}
+
+/// Calls `f.template operator()<Slot, Root>(node)` on the first occurrence of the let L in the
+/// region code of e (which has one), with its reduction and invariant slots.
+template <class L, bool SkipRoots, std::size_t Slot, std::size_t Root, class E, class F>
+TAD_INLINE constexpr void visit_first_let(const E& e, F& f) {
+  if constexpr (std::is_same_v<E, L>) {
+    f.template operator()<Slot, Root>(e);
+  } else {
+    constexpr std::size_t k = [] {
+      std::size_t r = E::arity;
+      static_for<E::arity>([&](auto j) {
+        if (r == E::arity && region_has_let<child_t<j.value, E>, L, SkipRoots>()) r = j.value;
+      });
+      return r;
+    }();
+    visit_first_let<L, SkipRoots, child_slot<E, k, Slot>(), child_root<E, k, Root>()>(child<k>(e), f);
+  }
+}
+
+/// Evaluates the K-th and later lets of the region code e, runs main(), then the lets' backward
+/// rules (with Bwd) on their summed adjoints in ls, last let first.
+template <std::size_t K, bool Bwd, bool SkipRoots, class V, std::size_t Slot, std::size_t Root, bool Loop, class E,
+          class LC, class LS, class Main>
+TAD_INLINE constexpr void with_lets(const E& e, const LC& lc, std::size_t i, LS& ls, Main& main) {
+  using Lets = typename LC::lets;
+  if constexpr (K == Lets::size) {
+    main();
+  } else {
+    using L = typename Lets::template at<K>;
+    auto body = [&]<std::size_t S, std::size_t R>(const L& node) TAD_INLINE_LAMBDA {
+      const auto t = forward<V, S, R, Loop>(node.arg, lc, i);
+      lc.env[K] = t.v;
+      with_lets<K + 1, Bwd, SkipRoots, V, Slot, Root, Loop>(e, lc, i, ls, main);
+      if constexpr (Bwd && LS::template wants<L>) backward<S, R>(node.arg, t, ls.let[K], ls);
+    };
+    visit_first_let<L, SkipRoots, Slot, Root>(e, body);
+  }
+}
+
+/// Regions of the occurrences of the let named Name in E: throws (at compile time) nothing,
+/// records whether two occurrences sit in different regions.
+struct region_walk {
+  int next = 1;
+  int first = -1;
+  bool several = false;
+};
+template <fixed_string Name, class E>
+constexpr void walk_regions(region_walk& w, int region, bool in_loop) {
+  if constexpr (!is_leaf_v<E>) {
+    int r = region;
+    bool loop = in_loop;
+    if constexpr (props<E>::is_reduction) {
+      r = w.next++;
+      loop = true;
+    } else if constexpr (props<E>::is_root) {
+      if (in_loop) {
+        r = w.next++;
+        loop = false;
+      }
+    }
+    if constexpr (is_let_node_v<E>) {
+      if constexpr (same_name<E::op_type::let_name, Name>) {
+        if (w.first < 0) w.first = r;
+        else if (w.first != r) w.several = true;
+      }
+    }
+    static_for<E::arity>([&](auto k) { walk_regions<Name, child_t<k.value, E>>(w, r, loop); });
+  }
+}
+
+/// The first let of E used in two regions whose body has a rule not linear in the adjoint
+/// (then the adjoints of its occurrences would need summing across loops): its index in
+/// lets_of_t<E>, or the list's size.
+template <class E>
+struct lets_across_loops {
+  template <class List>
+  struct scan;
+  template <class... L>
+  struct scan<let_list<L...>> {
+    static constexpr std::size_t value = [] {
+      std::size_t k = 0, found = sizeof...(L);
+      auto one = [&]<class X>() {
+        region_walk w{};
+        walk_regions<X::op_type::let_name, E>(w, 0, false);
+        if (found == sizeof...(L) && w.several && !adjoint_linear<X>()) found = k;
+        ++k;
+      };
+      (one.template operator()<L>(), ...);
+      return found;
+    }();
+  };
+  using lets = lets_of_t<E>;
+  static constexpr std::size_t index = scan<lets>::value;
+  static constexpr bool ok = index == lets::size;
+};
+
+template <class Name>
+constexpr void report_let_across_loops() {
+  static_assert(always_false<Name>,
+                "tad::let<name>(e): a let whose body has a gradient rule not linear in the adjoint "
+                "(clip_gradient, custom_gradient, an overridden op) is used in more than one loop "
+                "or loop invariant, or both in a loop and in the scalar code above it; this is not "
+                "supported yet (adjoints from different loops are not summed before the rule): "
+                "use it under one reduction, or only in the scalar code");
+}
+
+/// Called by the engine for an expression with lets: one compile error for a let it cannot share.
+template <class E>
+constexpr void check_lets() {
+  if constexpr (!lets_across_loops<E>::ok) {
+    report_let_across_loops<let_name_type_t<typename lets_across_loops<E>::lets::template at<lets_across_loops<E>::index>>>();
+  }
+}
+
+}  // namespace tad::detail
