@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Did a change move the machine code of the benchmarks' loops? Seconds instead of a benchmark run.
+# Did a change move the machine code of the benchmarks' loops? Minutes of compiling instead of noisy benchmark runs.
 #
 #   tools/codegen_diff.sh [BASE [NEW]]
 #
