@@ -119,11 +119,12 @@ class engine {
   /// sizes[k]: the length of the k-th variable (its gradient's length).
   /// ext: the length of each extent class (bind_extents).
   constexpr engine(const E& e, T* const* outs, const std::size_t* sizes, const extent_array<E>& ext)
-      : e_(e), outs_(outs), sizes_(sizes), ext_(ext) {
+      : e_(e), outs_(outs), sizes_(sizes) {
     if constexpr (has_lets_v<E>) check_lets<E>();
     if constexpr (NR > 0) freeze(e_);
     validate<T>(e_);
     if constexpr (NC > 0) ctx_.n = ext[0];
+    if constexpr (NC > 1) ext_ = ext;
     // Each scalar variable is read once, from its first occurrence in e.
     visit_leaves<0>(e_, [&]<std::size_t I>(const auto& leaf) {
       using L = std::remove_cvref_t<decltype(leaf)>;
@@ -511,7 +512,6 @@ class engine {
   std::conditional_t<(NR > 0), E, const E&> e_;
   T* const* outs_;
   const std::size_t* sizes_;
-  extent_array<E> ext_;
   T* out_ = nullptr;
   ctx_t ctx_{};
   std::array<T, NV> scalar_grad_{};
@@ -519,6 +519,9 @@ class engine {
   std::array<T, NV> stash_var_{};
   std::array<T, NR> stash_red_{};
   std::array<T, NI> stash_inv_{};
+  // The lengths of the extent classes, when there are several (one: ctx_.n). Last, and empty for
+  // one class, so the members above keep their offsets: g++'s code for the loops follows them.
+  [[no_unique_address]] std::array<std::size_t, (NC > 1 ? NC : 0)> ext_{};
 };
 
 }  // namespace tad::detail

@@ -165,15 +165,15 @@ using extent_array = std::array<std::size_t, extents<E>::classes>;
 /// naming the first array of a class and the first one of that class whose length differs.
 template <class E>
 constexpr extent_array<E> bind_extents(const E& e) {
-  using X = extents<E>;
+  using extent_info = extents<E>;
   extent_array<E> ext{};
-  std::array<std::size_t, X::classes> first{};  // position of the class's first array
-  std::array<std::string (*)(std::size_t), X::classes> describe{};
+  std::array<std::size_t, extent_info::classes> first{};  // position of the class's first array
+  std::array<std::string (*)(std::size_t), extent_info::classes> describe{};
   visit_leaves<0>(e, [&]<std::size_t I>(const auto& leaf) {
     using L = std::remove_cvref_t<decltype(leaf)>;
     if constexpr (L::is_array) {
-      constexpr std::size_t c = X::t.cls[I];
-      constexpr std::size_t position = X::t.position[I];
+      constexpr std::size_t c = extent_info::t.cls[I];
+      constexpr std::size_t position = extent_info::t.position[I];
       if (describe[c] == nullptr) {
         ext[c] = leaf.size;
         first[c] = position;

@@ -272,19 +272,19 @@ struct plan {
   /// The extent class of the k-th variable (0 for a scalar one: it is in no class).
   static constexpr std::array<std::size_t, W::size + 1> var_nest = [] {
     std::array<std::size_t, W::size + 1> r{};
-    using X = extents<E>;
-    std::array<leaf_entry, X::leaves> l{};
-    list_leaves<E, 0>(l.data(), 0, X::top);
+    using extent_info = extents<E>;
+    std::array<leaf_entry, extent_info::leaves> l{};
+    list_leaves<E, 0>(l.data(), 0, extent_info::top);
     std::size_t k = 0;
     auto one = [&](std::string_view name) {
-      for (std::size_t i = 0; i < X::leaves; ++i)
+      for (std::size_t i = 0; i < extent_info::leaves; ++i)
         if (l[i].is_array && l[i].name == name) {
-          r[k] = X::t.cls[i];
+          r[k] = extent_info::t.cls[i];
           break;
         }
       ++k;
     };
-    [&]<class... X2>(std::tuple<X2...>*) { (one(X2::name.view()), ...); }(static_cast<typename W::types*>(nullptr));
+    [&]<class... Var>(std::tuple<Var...>*) { (one(Var::name.view()), ...); }(static_cast<typename W::types*>(nullptr));
     return r;
   }();
   /// Does the loop of pass K, level or depth A, over nest N run at all?
