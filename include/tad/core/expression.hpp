@@ -54,6 +54,23 @@ inline constexpr bool poisoned_v = (poisoned_one<std::remove_cvref_t<E>>::value 
 template <class E>
 inline constexpr bool is_leaf_v = std::is_same_v<typename E::tad_kind, leaf_kind>;
 
+/// The first of the `std::type_identity`s I... whose type is not void (`type_identity<void>`
+/// if none).
+template <class... I>
+constexpr auto first_non_void(I...) {
+  if constexpr (sizeof...(I) == 0) {
+    return std::type_identity<void>{};
+  } else {
+    return [](auto head, auto... tail) {
+      if constexpr (std::is_void_v<typename decltype(head)::type>) return first_non_void(tail...);
+      else return head;
+    }(I{}...);
+  }
+}
+/// The first of H... that is not void (void if all are).
+template <class... H>
+using first_non_void_t = typename decltype(first_non_void(std::type_identity<H>{}...))::type;
+
 /// Does E contain an input placeholder of a custom_gradient's forward (`custom_input<K>`)? Then
 /// E is being built by that forward, which is evaluated one element at a time.
 template <class E>

@@ -123,19 +123,11 @@ struct let_named {
 };
 template <class Op, class... C, fixed_string Name>
 struct let_named<node<Op, C...>, Name> {
-  template <class...>
-  struct first {
-    using type = void;
-  };
-  template <class H, class... Tail>
-  struct first<H, Tail...> {
-    using type = std::conditional_t<std::is_void_v<H>, typename first<Tail...>::type, H>;
-  };
   using N = node<Op, C...>;
   static constexpr bool self = [] {
     if constexpr (is_let_node_v<N>) return same_name<Op::let_name, Name>; else return false;
   }();
-  using type = std::conditional_t<self, N, typename first<typename let_named<C, Name>::type...>::type>;
+  using type = std::conditional_t<self, N, first_non_void_t<typename let_named<C, Name>::type...>>;
 };
 
 /// The first let of E that another let of E, or a variable of E, shares its name with, as

@@ -51,15 +51,7 @@ struct var_named {
 };
 template <class Op, class... C, fixed_string Name>
 struct var_named<node<Op, C...>, Name> {
-  template <class...>
-  struct first {
-    using type = void;
-  };
-  template <class H, class... Tail>
-  struct first<H, Tail...> {
-    using type = std::conditional_t<std::is_void_v<H>, typename first<Tail...>::type, H>;
-  };
-  using type = typename first<typename var_named<C, Name>::type...>::type;
+  using type = first_non_void_t<typename var_named<C, Name>::type...>;
 };
 
 /// Does every variable of B have the type of the same-named variable of A, if A has one?
@@ -93,18 +85,8 @@ constexpr bool names_agree() {
 }
 
 /// The first variable of B whose type differs from the same-named variable of A, as
-/// `std::type_identity<leaf>` (`std::type_identity<void>` if none).
-template <class... I>
-constexpr auto first_non_void(I...) {
-  if constexpr (sizeof...(I) == 0) {
-    return std::type_identity<void>{};
-  } else {
-    return [](auto head, auto... tail) {
-      if constexpr (std::is_void_v<typename decltype(head)::type>) return first_non_void(tail...);
-      else return head;
-    }(I{}...);
-  }
-}
+/// `std::type_identity<leaf>` (`std::type_identity<void>` if none): first_non_void
+/// (core/expression.hpp) over the children.
 template <class A, class B>
 constexpr auto conflicting_leaf() {
   if constexpr (is_leaf_v<B>) {
