@@ -40,7 +40,9 @@ endif()
 
 # With TAD_FUZZ, fuzz.expressions replays the same corpus first (with the sanitizers), so the
 # replayer (the slowest TU of a sanitized build) is not built.
-if(NOT TAD_FUZZ)
+# TAD_FUZZ_REPLAY=OFF leaves it out (tools/test.sh's gcc stage: the clang-san stage's
+# fuzz.expressions replays the same corpus; doc/testing.md).
+if(NOT TAD_FUZZ AND TAD_FUZZ_REPLAY)
   add_executable(fuzz.replay "${CMAKE_CURRENT_LIST_DIR}/expressions.cpp")
   set_target_properties(fuzz.replay PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${tad_fuzz_bin}")
   target_link_libraries(fuzz.replay PRIVATE tad::tad tad_dev_flags)
@@ -60,8 +62,9 @@ if(TAD_FUZZ)
   # Line tables give file:line in the sanitizers' stack traces; full -g would add a fifth to
   # this TU's compile time (7 CPU minutes without) for variable and type info only a debugger
   # uses: add it by hand to debug a crash.
+  # -fno-sanitize=object-size: as for TAD_SANITIZE (CMakeLists.txt): ASan checks the same accesses.
   target_compile_options(fuzz.expressions PRIVATE
-    ${tad_fuzz_sanitizers} -O1 -gline-tables-only ${tad_fuzz_ignorelist})
+    ${tad_fuzz_sanitizers} -fno-sanitize=object-size -O1 -gline-tables-only ${tad_fuzz_ignorelist})
   target_link_options(fuzz.expressions PRIVATE ${tad_fuzz_sanitizers})
 
   # libFuzzer adds the inputs it finds to the first directory only: a fresh one per run, in
