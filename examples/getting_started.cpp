@@ -1,5 +1,6 @@
-// The README's example, and doc/getting-started.md's on vjp and on array lengths. The last two
-// check their results against closed forms; the program exits with 1 if one is wrong.
+// The README's example, and doc/getting-started.md's on vjp, on array lengths and on matrices.
+// The last three check their results against closed forms; the program exits with 1 if one is
+// wrong.
 #include <tad/tad.hpp>
 
 #include <cmath>
@@ -93,6 +94,33 @@ void lengths_example() {
   std::printf("loss %.6f  d/ds %.6f  d/dw[0] %.6f  d/db[0] %.6f\n", loss, gs, gw[0], gb[0]);
 }
 
+void matrix_example() {
+  // [matrix]
+  // A 2 x 3 matrix variable (row-major) and a constant matrix of targets of the same shape.
+  tad::matrix<double> x_data{{0.5, -1.0, 2.0}, {1.5, 0.0, -0.5}};
+  tad::matrix<double> targets{{1.0, 0.0, 1.0}, {1.0, 0.0, 0.0}};
+  auto X = tad::var<"X">(x_data);  // views x_data; tad::var<"X">(pointer, rows, cols) also works
+  auto Y = tad::constant(targets);
+  // Every op works elementwise on matrices; the reductions reduce all elements.
+  auto [loss, dX] = tad::grad(tad::mean(tad::square(tad::tanh(X) - Y)), X);
+  static_assert(std::is_same_v<decltype(dX), tad::matrix<double>>);  // the variable's shape
+  std::printf("loss %.6f  dX is %zu x %zu, dX(1, 2) = %.6f
+", loss, dX.rows(), dX.cols(), dX(1, 2));
+  // [matrix]
+  // Closed form: loss = mean((tanh x - y)^2), d/dx = 2 (tanh x - y) (1 - tanh^2 x) / 6.
+  double want = 0;
+  bool grad_ok = dX.rows() == 2 && dX.cols() == 3;
+  for (std::size_t r = 0; r < 2; ++r) {
+    for (std::size_t c = 0; c < 3; ++c) {
+      const double t = std::tanh(x_data(r, c)), d = t - targets(r, c);
+      want += d * d / 6;
+      grad_ok = grad_ok && near(dX(r, c), 2 * d * (1 - t * t) / 6);
+    }
+  }
+  check(near(loss, want), "matrix: loss");
+  check(grad_ok, "matrix: d/dX, shape and values");
+}
+
 }  // namespace
 
 int main() {
@@ -111,5 +139,6 @@ int main() {
 
   vjp_example();
   lengths_example();
+  matrix_example();
   return all_ok ? 0 : 1;
 }

@@ -10,6 +10,7 @@
 #include <tad/core/expression.hpp>
 #include <tad/core/fixed_string.hpp>
 #include <tad/core/leaves.hpp>
+#include <tad/core/matrix.hpp>
 #include <tad/core/node.hpp>
 #include <tad/core/value_type.hpp>
 #include <tad/core/zero.hpp>

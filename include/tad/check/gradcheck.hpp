@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstddef>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <string>
@@ -108,11 +109,15 @@ struct gradcheck_store {
 template <class E>
 auto to_double(const E& e, gradcheck_store& store) {
   if constexpr (is_leaf_v<E>) {
-    if constexpr (E::is_variable && E::is_array) {
+    if constexpr (E::is_variable && leaf_rank<E>() == 2) {
+      return matrix_var<E::name, double>{store.var(E::name.view(), e.data, e.size), e.size, e.rows, e.cols};
+    } else if constexpr (E::is_variable && E::is_array) {
       return array_var<E::name, double>{store.var(E::name.view(), e.data, e.size), e.size};
     } else if constexpr (E::is_variable) {
       const auto v = e.value();
       return scalar_var<E::name, double>{store.var(E::name.view(), &v, 1), 0.0};
+    } else if constexpr (leaf_rank<E>() == 2) {
+      return matrix_constant<double>{store.constant(e.data, e.size), e.size, e.rows, e.cols};
     } else if constexpr (E::is_array) {
       return array_constant<double>{store.constant(e.data, e.size), e.size};
     } else {
@@ -157,7 +162,7 @@ gradcheck_variable gradcheck_one(const ED& ed, gradcheck_store& store, const X& 
     p[i] = v;
     const double numeric = (fu - fd) / (up - down);
     double got = 0;
-    if constexpr (X::is_array) got = static_cast<double>(g[i]); else got = static_cast<double>(g);
+    if constexpr (X::is_array) got = static_cast<double>(std::data(g)[i]); else got = static_cast<double>(g);
     const double err = std::abs(got - numeric);
     if (std::isfinite(err)) {
       r.max_abs_error = std::max(r.max_abs_error, err);

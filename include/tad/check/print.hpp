@@ -100,7 +100,13 @@ void print_leaf(std::string& out, const E& e) {
     out += '>';
   } else if constexpr (E::is_array) {
     out += "constant[";
-    out += std::to_string(e.size);
+    if constexpr (leaf_rank<E>() == 2) {
+      out += std::to_string(e.rows);
+      out += 'x';
+      out += std::to_string(e.cols);
+    } else {
+      out += std::to_string(e.size);
+    }
     out += ']';
   } else if constexpr (requires { e.src; }) {
     out += "constant_ref(";

@@ -101,12 +101,19 @@ constexpr linearity op_linearity() {
   if constexpr (requires { Op::linear; }) return Op::linear; else return linearity::none;
 }
 
+/// The rank of a leaf: 0 for a scalar, 1 for an array, or its own `rank` (2 for a matrix).
+template <class E>
+constexpr int leaf_rank() {
+  if constexpr (requires { E::rank; }) return E::rank; else return E::is_array ? 1 : 0;
+}
+
 template <class E>
 struct props;  // structural properties, specialized below
 
 template <class E>
 struct props {  // leaves
   static constexpr bool is_array = E::is_array;
+  static constexpr int rank = leaf_rank<E>();
   static constexpr bool is_mask = false;
   static constexpr bool is_reduction = false;
   static constexpr std::size_t reductions = 0;  // number of reduction nodes
@@ -119,6 +126,9 @@ template <class Op, class... C>
 struct props<node<Op, C...>> {
   static constexpr bool is_reduction = op_is_reduction<Op>();
   static constexpr bool is_array = !is_reduction && (props<C>::is_array || ...);
+  /// Elementwise, the rank of its array children (make rejects children of different ranks);
+  /// a (full) reduction is a scalar.
+  static constexpr int rank = is_reduction ? 0 : std::max({0, props<C>::rank...});
   static constexpr bool is_mask = op_is_mask<Op>();
   static constexpr std::size_t reductions = (props<C>::reductions + ... + 0) + (is_reduction ? 1 : 0);
   static constexpr int level = std::max({0, props<C>::level...}) + (is_reduction ? 1 : 0);
@@ -128,6 +138,20 @@ struct props<node<Op, C...>> {
   /// Number of maximal loop invariants below an array node (a reduction is opaque).
   static constexpr std::size_t roots = is_reduction ? 0 : is_root ? 1 : (props<C>::roots + ... + 0);
 };
+
+/// Do two of C... hold arrays of different ranks (a vector and a matrix), which an elementwise
+/// op would have to broadcast?
+template <class... C>
+inline constexpr bool mixes_ranks_v = [] {
+  int r = 0;
+  bool mixed = false;
+  for (int k : {props<C>::rank...}) {
+    if (k == 0) continue;
+    if (r != 0 && k != r) mixed = true;
+    r = k;
+  }
+  return mixed;
+}();
 
 /// Does the gradient of `E` reach a variable named `Name`? `Through` decides whether it looks
 /// inside reductions (false: a reduction is an opaque scalar, as inside an elementwise loop).
@@ -167,6 +191,10 @@ inline constexpr bool reaches_any_v = (reaches<E, Vs::name>::value || ...);
 template <expression E>
 inline constexpr bool is_array_v = detail::props<std::remove_cvref_t<E>>::is_array;
 
+/// The rank of `E`'s value: 0 (a scalar), 1 (an array) or 2 (a matrix).
+template <expression E>
+inline constexpr int rank_v = detail::props<std::remove_cvref_t<E>>::rank;
+
 /// True when `E` contains the variable `X` (by name), whether or not a gradient reaches it.
 template <expression E, class X>
 inline constexpr bool depends_on_v = detail::contains_var<std::remove_cvref_t<E>, X::name>::value;
@@ -178,7 +206,7 @@ inline constexpr bool gradient_is_zero_v = !detail::reaches<std::remove_cvref_t<
 }  // namespace tad
 
 namespace tad {
-/// A differentiable leaf: `scalar_var` or `array_var`.
+/// A differentiable leaf: `scalar_var`, `array_var` or `matrix_var`.
 template <class X>
 concept variable = expression<X> && requires { std::remove_cvref_t<X>::is_variable; } &&
                    std::remove_cvref_t<X>::is_variable;

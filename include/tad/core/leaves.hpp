@@ -7,6 +7,8 @@
 #include <concepts>
 #include <cstddef>
 #include <span>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -41,6 +43,23 @@ struct array_var {
   static constexpr bool is_variable = true;
   const T* data = nullptr;
   std::size_t size = 0;
+};
+
+/// A differentiable matrix named `Name`: a view of the caller's `rows x cols` elements in
+/// row-major order (row r starts at `data + r * cols`; no copy). Elementwise it is an array of
+/// `size == rows * cols` elements; its gradient has its shape (doc/shapes.md).
+template <fixed_string Name, real T>
+struct matrix_var {
+  using tad_kind = detail::leaf_kind;
+  using value_type = T;
+  static constexpr auto name = Name;
+  static constexpr bool is_array = true;
+  static constexpr bool is_variable = true;
+  static constexpr int rank = 2;
+  const T* data = nullptr;
+  std::size_t size = 0;  // rows * cols
+  std::size_t rows = 0;
+  std::size_t cols = 0;
 };
 
 /// A runtime scalar that is not differentiated. Its type adapts to the expression's
@@ -79,6 +98,20 @@ struct array_constant {
   std::size_t size = 0;
 };
 
+/// A runtime matrix that is not differentiated: a view of the caller's row-major storage.
+template <real T>
+struct matrix_constant {
+  using tad_kind = detail::leaf_kind;
+  using value_type = T;
+  static constexpr bool is_array = true;
+  static constexpr bool is_variable = false;
+  static constexpr int rank = 2;
+  const T* data = nullptr;
+  std::size_t size = 0;  // rows * cols
+  std::size_t rows = 0;
+  std::size_t cols = 0;
+};
+
 /// The compile-time constant Num/Den; it has no storage and adapts to the expression's type.
 template <long long Num, long long Den = 1>
 struct literal {
@@ -105,6 +138,28 @@ concept real_range = std::ranges::contiguous_range<R> && std::ranges::sized_rang
                      real<std::remove_cv_t<std::ranges::range_value_t<R>>>;
 template <class R>
 using range_real_t = std::remove_cv_t<std::ranges::range_value_t<R>>;
+/// Contiguous row-major storage that knows its shape: `rows()`, `cols()` and the marker
+/// `static constexpr bool tad_row_major = true` (tad::matrix has them; a user's own type may).
+template <class R>
+concept row_major_matrix = real_range<R> && requires(const R& r) {
+  { r.rows() } -> std::convertible_to<std::size_t>;
+  { r.cols() } -> std::convertible_to<std::size_t>;
+  requires R::tad_row_major;
+};
+/// rows * cols, or std::length_error naming `api` if that overflows std::size_t.
+inline constexpr std::size_t matrix_area(std::size_t rows, std::size_t cols, const char* api) {
+  if (cols != 0 && rows > static_cast<std::size_t>(-1) / cols)
+    throw std::length_error(std::string(api) + ": rows * cols overflows std::size_t");
+  return rows * cols;
+}
+/// Are two leaves of one type views of the same elements with the same shape?
+template <class L>
+constexpr bool same_view(const L& a, const L& b) {
+  if constexpr (requires { a.rows; }) {
+    if (a.rows != b.rows) return false;
+  }
+  return a.data == b.data && a.size == b.size;
+}
 }  // namespace detail
 
 /// `var<"x">(x)`: a variable named "x". `x` may be a float/double lvalue (bound by reference),
@@ -118,6 +173,12 @@ constexpr auto var(X&& x) noexcept {
     } else {
       return scalar_var<Name, U>{nullptr, x};
     }
+  } else if constexpr (detail::row_major_matrix<U>) {
+    static_assert(std::is_lvalue_reference_v<X>,
+                  "tad::var<name>(m): m is a temporary matrix; the variable would dangle. Pass an lvalue");
+    return matrix_var<Name, detail::range_real_t<U>>{std::ranges::data(x), std::ranges::size(x),
+                                                     static_cast<std::size_t>(x.rows()),
+                                                     static_cast<std::size_t>(x.cols())};
   } else if constexpr (detail::real_range<U>) {
     static_assert(std::is_lvalue_reference_v<X> || std::ranges::borrowed_range<U>,
                   "tad::var<name>(r): r is a temporary container; the variable would dangle. "
@@ -135,6 +196,13 @@ constexpr array_var<Name, T> var(const T* p, std::size_t n) noexcept {
   return {p, n};
 }
 
+/// `var<"X">(p, rows, cols)`: a matrix variable viewing `rows x cols` elements starting at `p`,
+/// row-major (row r starts at `p + r * cols`). Throws std::length_error if rows * cols overflows.
+template <fixed_string Name, real T>
+constexpr matrix_var<Name, T> var(const T* p, std::size_t rows, std::size_t cols) {
+  return {p, detail::matrix_area(rows, cols, "tad::var<name>(p, rows, cols)"), rows, cols};
+}
+
 /// `constant(c)`: a runtime value that is not differentiated. Arithmetic values are copied;
 /// contiguous storage is viewed in place.
 template <class X>
@@ -142,6 +210,12 @@ constexpr auto constant(X&& x) noexcept {
   using U = std::remove_cvref_t<X>;
   if constexpr (std::is_arithmetic_v<U>) {
     return scalar_constant<U>{x};
+  } else if constexpr (detail::row_major_matrix<U>) {
+    static_assert(std::is_lvalue_reference_v<X>,
+                  "tad::constant(m): m is a temporary matrix; the constant would dangle. Pass an lvalue");
+    return matrix_constant<detail::range_real_t<U>>{std::ranges::data(x), std::ranges::size(x),
+                                                    static_cast<std::size_t>(x.rows()),
+                                                    static_cast<std::size_t>(x.cols())};
   } else if constexpr (detail::real_range<U>) {
     static_assert(std::is_lvalue_reference_v<X> || std::ranges::borrowed_range<U>,
                   "tad::constant(r): r is a temporary container; the constant would dangle. "
@@ -157,6 +231,13 @@ constexpr auto constant(X&& x) noexcept {
 template <real T>
 constexpr array_constant<T> constant(const T* p, std::size_t n) noexcept {
   return {p, n};
+}
+
+/// `constant(p, rows, cols)`: a non-differentiated matrix viewing `rows x cols` row-major
+/// elements starting at `p`. Throws std::length_error if rows * cols overflows.
+template <real T>
+constexpr matrix_constant<T> constant(const T* p, std::size_t rows, std::size_t cols) {
+  return {p, detail::matrix_area(rows, cols, "tad::constant(p, rows, cols)"), rows, cols};
 }
 
 /// `constant_ref(c)`: a non-differentiated scalar that reads the lvalue `c` at every evaluation,

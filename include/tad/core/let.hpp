@@ -212,7 +212,7 @@ template <class E>
 constexpr bool same_body(const E& a, const E& b) {
   if constexpr (is_leaf_v<E>) {
     if constexpr (requires { a.data; a.size; }) {
-      return a.data == b.data && a.size == b.size;
+      return same_view(a, b);
     } else if constexpr (requires { a.src; a.val; }) {
       if (a.src != nullptr || b.src != nullptr) return a.src == b.src;
       return same_number(a.val, b.val);

@@ -3,6 +3,7 @@
 
 #include <tad/core/errors.hpp>
 #include <tad/core/expression.hpp>
+#include <tad/core/matrix.hpp>
 #include <tad/core/value_type.hpp>
 #include <tad/eval/engine.hpp>
 #include <tad/ops/reductions.hpp>
@@ -11,8 +12,10 @@
 #include <cstddef>
 #include <functional>
 #include <ranges>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <vector>
@@ -25,10 +28,15 @@ struct wrt_target {
   X var;
   T* data;
   std::size_t size;
+  bool shaped = false;  // the buffer knows its shape (a tad::matrix): rows and cols are checked
+  std::size_t rows = 0;
+  std::size_t cols = 0;
 };
 
 /// `wrt(x, buffer)`: write the gradient of array variable x into `buffer` (same length as x);
-/// `wrt(s, out)`: write the gradient of scalar variable s into `out`.
+/// for a matrix variable, `buffer` is a tad::matrix of its shape, or any contiguous storage of
+/// rows * cols elements, written row-major; `wrt(s, out)`: write the gradient of scalar
+/// variable s into `out`.
 template <class X, class Buf>
 constexpr auto wrt(const X& x, Buf&& buf) {
   using invalid = wrt_target<detail::invalid_expression, double>;
@@ -45,6 +53,9 @@ constexpr auto wrt(const X& x, Buf&& buf) {
         static_assert(ok, "tad::wrt(x, buffer): the gradient buffer of an array variable must be "
                           "contiguous storage of its element type");
         return invalid{};
+      } else if constexpr (detail::row_major_matrix<std::remove_cvref_t<Buf>>) {
+        return wrt_target<X, T>{x, std::ranges::data(buf), std::ranges::size(buf), true,
+                                static_cast<std::size_t>(buf.rows()), static_cast<std::size_t>(buf.cols())};
       } else {
         return wrt_target<X, T>{x, std::ranges::data(buf), std::ranges::size(buf)};
       }
@@ -81,11 +92,14 @@ inline constexpr bool unique_names_v = [] {
   return true;
 }();
 
-/// A variable passed to grad must be the one in the expression: same data, same length.
+/// A variable passed to grad must be the one in the expression: same data, same length (a
+/// matrix: same shape).
 template <class E, class X>
 void check_binding(const E& e, const X& x, const char* api) {
   if constexpr (X::is_array) {
     std::size_t n = x.size;
+    [[maybe_unused]] std::size_t rows = 0;
+    if constexpr (leaf_rank<X>() == 2) rows = x.rows;
     visit_arrays(e, [&](const auto& leaf) {
       using L = std::remove_cvref_t<decltype(leaf)>;
       if constexpr (L::is_variable) {
@@ -95,10 +109,18 @@ void check_binding(const E& e, const X& x, const char* api) {
                                         "' is bound to other data than in the expression");
           }
           n = leaf.size;
+          if constexpr (leaf_rank<X>() == 2 && leaf_rank<L>() == 2) rows = leaf.rows;
         }
       }
     });
     if (x.size != n) throw shape_error(std::string(api) + ": variable '" + std::string(X::name.view()) + "'", n, x.size);
+    if constexpr (leaf_rank<X>() == 2) {
+      if (x.rows != rows)
+        throw shape_error::with_message(std::string(api) + ": variable '" + std::string(X::name.view()) +
+                                            "' has shape " + shape_string(x.rows, x.cols) + ", in the expression " +
+                                            shape_string(rows, n / rows),
+                                        rows, x.rows);
+    }
   }
 }
 
@@ -168,13 +190,14 @@ struct quiet {
 template <expression X>
   requires(detail::props<X>::is_array)
 struct quiet<X> {
-  using type = std::vector<double>;
+  using type = std::conditional_t<detail::props<X>::rank == 2, matrix<double>, std::vector<double>>;
 };
 template <class X>
 using quiet_t = typename quiet<X>::type;
 
+/// The gradient of a variable: a number, a std::vector, or a tad::matrix of the variable's shape.
 template <class T, class X>
-using gradient_t = std::conditional_t<X::is_array, std::vector<T>, T>;
+using gradient_t = std::conditional_t<X::is_array, std::conditional_t<leaf_rank<X>() == 2, matrix<T>, std::vector<T>>, T>;
 
 template <class T, class X>
 constexpr T* gradient_data(gradient_t<T, X>& g) {
@@ -183,12 +206,52 @@ constexpr T* gradient_data(gradient_t<T, X>& g) {
 
 template <class T, class X>
 constexpr gradient_t<T, X> make_gradient(const X& x) {
-  if constexpr (X::is_array) return std::vector<T>(x.size); else return T(0);
+  if constexpr (!X::is_array) return T(0);
+  else if constexpr (leaf_rank<X>() == 2) return matrix<T>(x.rows, x.cols);
+  else return std::vector<T>(x.size);
+}
+
+/// check_shape's error, out of line (no string is built unless it throws).
+[[noreturn]] [[gnu::cold]] [[gnu::noinline]] inline void throw_buffer_shape(const matrix_shape& got,
+                                                                      const matrix_shape& expected, const char* what,
+                                                                      std::string_view name) {
+  const bool rows_differ = got.rows != expected.rows;
+  std::string message = what;
+  if (!name.empty()) message += " of '" + std::string(name) + "'";
+  throw shape_error::with_message(message + " has shape " + shape_string(got.rows, got.cols) + ", expected " +
+                                      shape_string(expected.rows, expected.cols),
+                                  rows_differ ? expected.rows : expected.cols, rows_differ ? got.rows : got.cols);
+}
+/// A buffer of shape `got` where `expected` is needed: shape_error "<what>[ of '<name>'] has
+/// shape ..., expected ...".
+inline void check_shape(const matrix_shape& got, const matrix_shape& expected, const char* what,
+                        std::string_view name = {}) {
+  if (got.rows != expected.rows || got.cols != expected.cols) throw_buffer_shape(got, expected, what, name);
+}
+/// A buffer's shape against a matrix expression's (a buffer that does not know its shape is
+/// checked by its length only).
+template <class Out>
+void check_out_shape(const Out& out, const matrix_shape& shape, const char* what) {
+  if constexpr (row_major_matrix<std::remove_cvref_t<Out>>) {
+    check_shape({static_cast<std::size_t>(out.rows()), static_cast<std::size_t>(out.cols())}, shape, what);
+  }
 }
 
 template <class X>
 constexpr std::size_t length_of(const X& x) {
   if constexpr (X::is_array) return x.size; else return 1;
+}
+
+/// vjp's seed as a constant of e's rank: a matrix of e's shape for a matrix expression (a
+/// flat seed is read row-major), an array otherwise (the caller has checked its length).
+template <class Seed, class E>
+constexpr auto seed_constant(const Seed& seed, const E& e) {
+  if constexpr (props<E>::rank == 2) {
+    const matrix_shape shape = top_shape(e);
+    return constant(std::ranges::data(seed), shape.rows, shape.cols);
+  } else {
+    return constant(std::span(std::ranges::data(seed), std::ranges::size(seed)));
+  }
 }
 
 /// Do [p, p + n) and [q, q + m) overlap?
@@ -205,7 +268,8 @@ bool overlaps(const T* p, std::size_t n, const U* q, std::size_t m) {
 
 }  // namespace detail
 
-/// The value of e: a float/double for a scalar expression, a std::vector for an array one.
+/// The value of e: a float/double for a scalar expression, a std::vector for an array one, a
+/// tad::matrix for a matrix one.
 template <expression E>
 constexpr auto value(const E& e) {
   if constexpr (detail::poisoned_v<E>) {
@@ -213,7 +277,12 @@ constexpr auto value(const E& e) {
   } else {
   using T = value_type_t<E>;
   const auto ext = detail::bind_extents(e);
-  if constexpr (is_array_v<E>) {
+  if constexpr (rank_v<E> == 2) {
+    const detail::matrix_shape shape = detail::top_shape(e);
+    matrix<T> out(shape.rows, shape.cols);
+    detail::engine<E, T, detail::wrt_list<>>(e, nullptr, nullptr, ext).store(out.data());
+    return out;
+  } else if constexpr (is_array_v<E>) {
     std::vector<T> out(detail::top_length<E>(ext));
     detail::engine<E, T, detail::wrt_list<>>(e, nullptr, nullptr, ext).store(out.data());
     return out;
@@ -223,7 +292,8 @@ constexpr auto value(const E& e) {
   }
 }
 
-/// Evaluates the array expression e into out (same length as e's arrays).
+/// Evaluates the array expression e into out (same length as e's arrays; for a matrix
+/// expression, a tad::matrix of its shape or rows * cols elements, written row-major).
 template <expression E, class Out>
 void evaluate(const E& e, Out&& out) {
   using T = value_type_t<E>;
@@ -236,14 +306,15 @@ void evaluate(const E& e, Out&& out) {
   } else {
   const auto ext = detail::bind_extents(e);
   const std::size_t n = detail::top_length<E>(ext);
+  if constexpr (rank_v<E> == 2) detail::check_out_shape(out, detail::top_shape(e), "tad::evaluate(e, out): out");
   if (std::ranges::size(out) != n) throw shape_error("tad::evaluate(e, out): out", n, std::ranges::size(out));
   detail::engine<E, T, detail::wrt_list<>>(e, nullptr, nullptr, ext).store(std::ranges::data(out));
   }
 }
 
 /// Value and gradient of the scalar expression e with respect to the variables x..., in that
-/// order: `auto [v, gx, gs] = grad(e, x, s);` Array gradients are std::vectors, scalar ones
-/// numbers. A variable that e does not contain gets a zero gradient.
+/// order: `auto [v, gx, gs] = grad(e, x, s);` Array gradients are std::vectors, matrix ones
+/// tad::matrix (the variable's shape), scalar ones numbers. A variable that e does not contain gets a zero gradient.
 template <class E, class... X>
 constexpr auto grad(const E& e, const X&... x) {
   constexpr int problem = detail::grad_problem<E, X...>();
@@ -280,7 +351,14 @@ auto grad_into(const E& e, const wrt_target<X, T2>&... targets) {
   const auto ext = detail::bind_extents(e);
   (detail::check_binding(e, targets.var, "tad::grad_into"), ...);
   auto check_target = [&](const auto& t) {
-    if constexpr (std::remove_cvref_t<decltype(t.var)>::is_array) {
+    using V = std::remove_cvref_t<decltype(t.var)>;
+    if constexpr (V::is_array) {
+      if constexpr (detail::leaf_rank<V>() == 2) {
+        if (t.shaped) {
+          detail::check_shape({t.rows, t.cols}, {t.var.rows, t.var.cols}, "tad::grad_into: gradient buffer",
+                              V::name.view());
+        }
+      }
       if (t.size != t.var.size) {
         throw shape_error("tad::grad_into: gradient buffer of '" + std::string(t.var.name.view()) + "'",
                           t.var.size, t.size);
@@ -311,8 +389,9 @@ auto vjp(const E& e, const Seed& seed, const X&... x) {
     return std::tuple<double, detail::quiet_t<X>...>{};
   } else {
     const std::size_t n = detail::top_length<E>(detail::bind_extents(e));
+    if constexpr (rank_v<E> == 2) detail::check_out_shape(seed, detail::top_shape(e), "tad::vjp(e, seed, x...): seed");
     if (std::ranges::size(seed) != n) throw shape_error("tad::vjp(e, seed, x...): seed", n, std::ranges::size(seed));
-    return grad(dot(constant(seed), e), x...);
+    return grad(dot(detail::seed_constant(seed, e), e), x...);
   }
 }
 
@@ -326,8 +405,9 @@ auto vjp_into(const E& e, const Seed& seed, const wrt_target<X, T2>&... targets)
     return 0.0;
   } else {
     const std::size_t n = detail::top_length<E>(detail::bind_extents(e));
+    if constexpr (rank_v<E> == 2) detail::check_out_shape(seed, detail::top_shape(e), "tad::vjp_into(e, seed, ...): seed");
     if (std::ranges::size(seed) != n) throw shape_error("tad::vjp_into(e, seed, ...): seed", n, std::ranges::size(seed));
-    return grad_into(dot(constant(seed), e), targets...);
+    return grad_into(dot(detail::seed_constant(seed, e), e), targets...);
   }
 }
 

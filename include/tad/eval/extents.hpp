@@ -68,6 +68,7 @@ constexpr void visit_arrays(const E& e, F&& f) {
 template <class L>
 std::string describe_array(std::size_t position) {
   if constexpr (L::is_variable) return "variable '" + std::string(L::name.view()) + "'";
+  else if constexpr (leaf_rank<L>() == 2) return "a constant matrix (array " + std::to_string(position) + " from the left)";
   else return "a constant array (array " + std::to_string(position) + " from the left)";
 }
 
@@ -161,14 +162,32 @@ using extent_array = std::array<std::size_t, extents<E>::classes>;
                                   n, m);
 }
 
-/// The length of each extent class of e; throws shape_error, before anything is evaluated,
-/// naming the first array of a class and the first one of that class whose length differs.
+/// "3 x 4".
+inline std::string shape_string(std::size_t rows, std::size_t cols) {
+  return std::to_string(rows) + " x " + std::to_string(cols);
+}
+
+/// The error of bind_extents for matrices; expected() and got() are the extents along the
+/// first axis that differs.
+[[noreturn]] [[gnu::cold]] [[gnu::noinline]] inline void throw_shape_mismatch(const std::string& first, std::size_t r0,
+                                                                        std::size_t c0, const std::string& other,
+                                                                        std::size_t r1, std::size_t c1) {
+  throw shape_error::with_message("tad: matrices combined elementwise differ in shape: " + first + " has shape " +
+                                      shape_string(r0, c0) + ", " + other + " has shape " + shape_string(r1, c1),
+                                  r0 != r1 ? r0 : c0, r0 != r1 ? r1 : c1);
+}
+
+/// The length of each extent class of e (rows * cols for a class of matrices); throws
+/// shape_error, before anything is evaluated, naming the first array of a class and the first
+/// one of that class whose length (a matrix: shape) differs. The arrays of one class all have
+/// one rank: make rejects an op whose array children differ in rank.
 template <class E>
 constexpr extent_array<E> bind_extents(const E& e) {
   using extent_info = extents<E>;
   extent_array<E> ext{};
   std::array<std::size_t, extent_info::classes> first{};  // position of the class's first array
   std::array<std::string (*)(std::size_t), extent_info::classes> describe{};
+  [[maybe_unused]] std::array<std::size_t, extent_info::classes> rows{}, cols{};  // classes of matrices
   visit_leaves<0>(e, [&]<std::size_t I>(const auto& leaf) {
     using L = std::remove_cvref_t<decltype(leaf)>;
     if constexpr (L::is_array) {
@@ -176,14 +195,42 @@ constexpr extent_array<E> bind_extents(const E& e) {
       constexpr std::size_t position = extent_info::t.position[I];
       if (describe[c] == nullptr) {
         ext[c] = leaf.size;
+        if constexpr (leaf_rank<L>() == 2) {
+          rows[c] = leaf.rows;
+          cols[c] = leaf.cols;
+        }
         first[c] = position;
         describe[c] = &describe_array<L>;
+      } else if constexpr (leaf_rank<L>() == 2) {
+        if (leaf.rows != rows[c] || leaf.cols != cols[c])
+          throw_shape_mismatch(describe[c](first[c]), rows[c], cols[c], describe_array<L>(position), leaf.rows, leaf.cols);
       } else if (leaf.size != ext[c]) {
         throw_length_mismatch(describe[c](first[c]), ext[c], describe_array<L>(position), leaf.size);
       }
     }
   });
   return ext;
+}
+
+/// The shape of a matrix-valued expression.
+struct matrix_shape {
+  std::size_t rows = 0;
+  std::size_t cols = 0;
+};
+/// The shape of the matrix-valued expression e: that of the first matrix leaf of its top class.
+template <class E>
+constexpr matrix_shape top_shape(const E& e) {
+  constexpr std::size_t c = extents<E>::t.region[extents<E>::top];
+  matrix_shape r{};
+  bool found = false;
+  visit_leaves<0>(e, [&]<std::size_t I>(const auto& leaf) {
+    using L = std::remove_cvref_t<decltype(leaf)>;
+    if constexpr (L::is_array && leaf_rank<L>() == 2 && extents<E>::t.cls[I] == c) {
+      if (!found) r = {leaf.rows, leaf.cols};
+      found = true;
+    }
+  });
+  return r;
 }
 
 /// The length of the array-valued expression e (its top region's class).

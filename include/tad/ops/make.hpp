@@ -131,7 +131,7 @@ constexpr void report_same_name() {
 /// Is the variable leaf b bound to the same data as a (same type, same name)?
 template <class L>
 constexpr bool same_binding(const L& a, const L& b) {
-  if constexpr (L::is_array) return a.data == b.data && a.size == b.size;
+  if constexpr (L::is_array) return same_view(a, b);
   else if (a.src != nullptr || b.src != nullptr) return a.src == b.src;
   else return a.val == b.val;
 }
@@ -178,6 +178,12 @@ constexpr auto make(const C&... c) {
     static_assert(!mixes_precisions_v<N>,
                   "tad: an expression mixes float and double variables or arrays, so its element "
                   "type is ambiguous; convert the data to one precision");
+    return invalid_expression{};
+  } else if constexpr (mixes_ranks_v<C...>) {
+    static_assert(!mixes_ranks_v<C...>,
+                  "tad: an op combines a matrix with a vector (arrays of different ranks) elementwise; "
+                  "broadcasting a vector across a matrix's rows or columns is not supported yet "
+                  "(doc/shapes.md): combine arrays of one rank, or reduce one of them first");
     return invalid_expression{};
   } else if constexpr (!names_agree<C...>()) {
     report_same_name<typename decltype(conflicting_name<C...>())::type>();
