@@ -104,8 +104,7 @@ void matrix_example() {
   // Every op works elementwise on matrices; the reductions reduce all elements.
   auto [loss, dX] = tad::grad(tad::mean(tad::square(tad::tanh(X) - Y)), X);
   static_assert(std::is_same_v<decltype(dX), tad::matrix<double>>);  // the variable's shape
-  std::printf("loss %.6f  dX is %zu x %zu, dX(1, 2) = %.6f
-", loss, dX.rows(), dX.cols(), dX(1, 2));
+  std::printf("loss %.6f  dX is %zu x %zu, dX(1, 2) = %.6f\n", loss, dX.rows(), dX.cols(), dX(1, 2));
   // [matrix]
   // Closed form: loss = mean((tanh x - y)^2), d/dx = 2 (tanh x - y) (1 - tanh^2 x) / 6.
   double want = 0;

@@ -50,13 +50,13 @@ int main() {
               1e-6 * tad::mean(tad::square(G - 1.0));
   tad::parameter_set params(G, O);  // matrices are parameters like any array
   tad::gradient_set grads(params);
-  constexpr int epochs = 8, steps_per_epoch = 25;
+  constexpr std::size_t epochs = 8, steps_per_epoch = 25;
   tad::adam opt(params, tad::cosine_decay{.init = 0.02, .total_steps = epochs * steps_per_epoch, .alpha = 0.01});
-  for (int epoch = 1; epoch <= epochs; ++epoch) {
+  for (std::size_t epoch = 1; epoch <= epochs; ++epoch) {
     double l = 0;
-    for (int step = 0; step < steps_per_epoch; ++step)
+    for (std::size_t step = 0; step < steps_per_epoch; ++step)
       l = tad::train_step(loss, params, grads, tad::clip_by_global_norm(1.0), opt);
-    std::printf("epoch %d  loss %.3e  gain rms error %.5f  offset rms error %.5f\n", epoch, l,
+    std::printf("epoch %zu  loss %.3e  gain rms error %.5f  offset rms error %.5f\n", epoch, l,
                 rms_difference(gain, true_gain), rms_difference(offset, true_offset));
   }
   // [calibration]

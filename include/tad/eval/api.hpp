@@ -26,8 +26,8 @@ namespace tad {
 template <class X, class T>
 struct wrt_target {
   X var;
-  T* data;
-  std::size_t size;
+  T* data = nullptr;
+  std::size_t size = 0;
   bool shaped = false;  // the buffer knows its shape (a tad::matrix): rows and cols are checked
   std::size_t rows = 0;
   std::size_t cols = 0;
