@@ -98,8 +98,8 @@ template <class E, class X>
 void check_binding(const E& e, const X& x, const char* api) {
   if constexpr (X::is_array) {
     std::size_t n = x.size;
-    [[maybe_unused]] std::size_t rows = 0;
-    if constexpr (leaf_rank<X>() == 2) rows = x.rows;
+    [[maybe_unused]] std::size_t rows = 0, cols = 0;
+    if constexpr (leaf_rank<X>() == 2) rows = x.rows, cols = x.cols;
     visit_arrays(e, [&](const auto& leaf) {
       using L = std::remove_cvref_t<decltype(leaf)>;
       if constexpr (L::is_variable) {
@@ -109,17 +109,17 @@ void check_binding(const E& e, const X& x, const char* api) {
                                         "' is bound to other data than in the expression");
           }
           n = leaf.size;
-          if constexpr (leaf_rank<X>() == 2 && leaf_rank<L>() == 2) rows = leaf.rows;
+          if constexpr (leaf_rank<X>() == 2 && leaf_rank<L>() == 2) rows = leaf.rows, cols = leaf.cols;
         }
       }
     });
     if (x.size != n) throw shape_error(std::string(api) + ": variable '" + std::string(X::name.view()) + "'", n, x.size);
     if constexpr (leaf_rank<X>() == 2) {
-      if (x.rows != rows)
+      if (x.rows != rows || x.cols != cols)
         throw shape_error::with_message(std::string(api) + ": variable '" + std::string(X::name.view()) +
                                             "' has shape " + shape_string(x.rows, x.cols) + ", in the expression " +
-                                            shape_string(rows, n / rows),
-                                        rows, x.rows);
+                                            shape_string(rows, cols),
+                                        x.rows != rows ? rows : cols, x.rows != rows ? x.rows : x.cols);
     }
   }
 }

@@ -317,11 +317,27 @@ template <class E> constexpr auto squared_norm(const E& e) { return sum(square(e
 /// Inner product `sum(a * b)`.
 template <class A, class B> constexpr auto dot(const A& a, const B& b) { return sum(a * b); }
 
+namespace detail {
+template <class E>
+constexpr bool is_matrix_expression() {
+  if constexpr (expression<E>) return props<std::remove_cvref_t<E>>::rank == 2; else return false;
+}
+}  // namespace detail
+
 /// Softmax cross-entropy `-sum(t * log(softmax(z)))` of logits `z` and target probabilities
-/// `t`: `sum(t) * logsumexp(z) - dot(t, z)`.
+/// `t`: `sum(t) * logsumexp(z) - dot(t, z)`. Vectors only: of matrices a user means one
+/// distribution per row, which needs reductions along an axis (doc/shapes.md, "Not yet").
 template <class Z, class T>
 constexpr auto softmax_cross_entropy(const Z& z, const T& t) {
-  return sum(t) * logsumexp(z) - dot(t, z);
+  if constexpr (detail::is_matrix_expression<Z>() || detail::is_matrix_expression<T>()) {
+    static_assert(detail::always_false<Z>,
+                  "tad::softmax_cross_entropy(z, t): z or t is a matrix; a row-wise cross-entropy needs "
+                  "reductions along an axis, which are not supported yet (doc/shapes.md). For one "
+                  "distribution over all elements write sum(t) * logsumexp(z) - dot(t, z)");
+    return invalid_expression{};
+  } else {
+    return sum(t) * logsumexp(z) - dot(t, z);
+  }
 }
 
 }  // namespace tad
