@@ -124,8 +124,18 @@ void check_binding(const E& e, const X& x, const char* api) {
   }
 }
 
+/// Is x the variable e knows by x's name (or is no variable of e so named)? A scalar `x`
+/// against e's array `x`, a matrix against an array, or float against double is not: the
+/// engine finds a variable by name, so such an x would get another variable's gradient.
+template <class E, class X>
+constexpr bool matches_leaf() {
+  using L = typename var_named<E, X::name>::type;
+  return std::is_void_v<L> || std::is_same_v<L, X>;
+}
+
 /// Why grad's arguments are rejected: 0 none, 1 an earlier error (silent), 2 e is
-/// array-valued, 3 an x is not a variable, 4 an x is listed twice, 5 e is not an expression.
+/// array-valued, 3 an x is not a variable, 4 an x is listed twice, 5 e is not an expression,
+/// 6 an x is not e's variable of that name (another kind or element type).
 template <class E, class... X>
 constexpr int grad_problem() {
   if constexpr (poisoned_v<E, X...>) return 1;
@@ -133,7 +143,30 @@ constexpr int grad_problem() {
   else if constexpr (is_array_v<E>) return 2;
   else if constexpr (!(variable<X> && ...)) return 3;
   else if constexpr (!unique_names_v<X...>) return 4;
+  else if constexpr (!(matches_leaf<E, X>() && ...)) return 6;
   else return 0;
+}
+
+/// The name (a `variable_name<...>`) of the first x that is not e's variable of that name.
+template <class E, class... X>
+constexpr auto mismatched_name() {
+  return first_non_void(std::conditional_t<matches_leaf<E, X>(), std::type_identity<void>,
+                                           std::type_identity<name_type_t<X::name>>>{}...);
+}
+/// The error for such an x, instantiated with its name so that both compilers show it.
+template <class Name, bool Into>
+constexpr void report_mismatched_variable() {
+  if constexpr (!Into) {
+    static_assert(always_false<Name>,
+                  "tad::grad(e, x...): an x has the name of a variable of e but is another variable "
+                  "(a scalar against an array or a matrix, or another element type); pass the "
+                  "variable e was built from");
+  } else {
+    static_assert(always_false<Name>,
+                  "tad::grad_into(e, wrt(x, buffer)...): an x has the name of a variable of e but is "
+                  "another variable (a scalar against an array or a matrix, or another element "
+                  "type); pass the variable e was built from");
+  }
 }
 
 /// The name (a `variable_name<...>`) of the first variable of X... listed twice.
@@ -161,11 +194,13 @@ constexpr void report_repeated_variable() {
   }
 }
 
-/// One static_assert for the problem P of the arguments of grad (Into: of grad_into).
-template <int P, bool Into, class... X>
+/// One static_assert for the problem P of the arguments of grad (Into: of grad_into) of e (type E).
+template <int P, bool Into, class E, class... X>
 constexpr void report_grad_problem() {
   if constexpr (P == 4) {
     report_repeated_variable<typename decltype(repeated_name<X...>())::type, Into>();
+  } else if constexpr (P == 6) {
+    report_mismatched_variable<typename decltype(mismatched_name<E, X...>())::type, Into>();
   } else if constexpr (!Into) {
     static_assert(P != 5, "tad::grad(e, x...): e must be a tad expression (a number or a container "
                           "is not; build e from tad::var and tad::constant)");
@@ -319,7 +354,7 @@ template <class E, class... X>
 constexpr auto grad(const E& e, const X&... x) {
   constexpr int problem = detail::grad_problem<E, X...>();
   if constexpr (problem != 0) {
-    detail::report_grad_problem<problem, false, X...>();
+    detail::report_grad_problem<problem, false, E, X...>();
     return std::tuple<double, detail::quiet_t<X>...>{};
   } else {
   using T = value_type_t<E>;
@@ -341,7 +376,7 @@ template <class E, class... X, class... T2>
 auto grad_into(const E& e, const wrt_target<X, T2>&... targets) {
   constexpr int problem = detail::grad_problem<E, X...>();
   if constexpr (problem != 0) {
-    detail::report_grad_problem<problem, true, X...>();
+    detail::report_grad_problem<problem, true, E, X...>();
     return 0.0;
   } else if constexpr (!(std::is_same_v<value_type_t<E>, T2> && ...)) {
     static_assert(detail::always_false<E>, "tad::grad_into(e, wrt(x, buffer)...): every buffer must have e's element type");
