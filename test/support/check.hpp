@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <random>
 #include <span>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -47,6 +48,21 @@ class buffer {
   std::size_t n_;
   T* data_;
 };
+
+/// Runs f, which must throw tad::shape_error whose what() is `what`; expected() and got() are
+/// checked when given (SIZE_MAX: not checked).
+template <class F>
+void expect_shape_error(F&& f, std::string_view what, std::size_t expected = static_cast<std::size_t>(-1),
+                        std::size_t got = static_cast<std::size_t>(-1)) {
+  try {
+    f();
+    BOOST_FAIL("no tad::shape_error; expected: " << what);
+  } catch (const tad::shape_error& err) {
+    BOOST_TEST(std::string_view(err.what()) == what);
+    if (expected != static_cast<std::size_t>(-1)) BOOST_TEST(err.expected() == expected);
+    if (got != static_cast<std::size_t>(-1)) BOOST_TEST(err.got() == got);
+  }
+}
 
 /// Fills b with uniform values in [lo, hi) from a fixed seed.
 template <class B>

@@ -90,6 +90,42 @@ BOOST_AUTO_TEST_CASE(threads_share_one_array_in_disjoint_slices) {
   BOOST_TEST(tad_test::close(value, want, 1e-12));
 }
 
+BOOST_AUTO_TEST_CASE(a_matrix_expression_with_several_shapes_is_shared_read_only) {
+  // Shaped expressions keep the guarantee: one const expression over a 37 x 19 matrix
+  // variable, a matrix constant and a vector penalty of another length, evaluated by 8
+  // threads, each into its own tad::matrix and vector buffers. d/dW of
+  //   mean(log1p(square(W - T))) + 0.1 * squared_norm(v)
+  // is 2 (W - T) / (1 + (W - T)^2) / (rows * cols); d/dv is 0.2 v.
+  const std::size_t rows = 37, cols = 19, nv = 11;
+  tad::matrix<double> w(rows, cols), target(rows, cols);
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < cols; ++c) {
+      w(r, c) = std::sin(0.3 * double(r) + 0.7 * double(c));
+      target(r, c) = std::cos(0.2 * double(r * c));
+    }
+  const std::vector<double> vs = wave(nv, 0.25);
+  auto W = tad::var<"W">(w);
+  auto v = tad::var<"v">(vs);
+  const auto e = tad::mean(tad::log1p(tad::square(W - tad::constant(target)))) + 0.1 * tad::squared_norm(v);
+  const double count = double(rows * cols);
+  std::atomic<int> bad{0};
+  run_threads([&](int) {
+    tad::matrix<double> gw(rows, cols);
+    std::vector<double> gv(nv);
+    for (int rep = 0; rep < 50; ++rep) {
+      tad::grad_into(e, tad::wrt(W, gw), tad::wrt(v, gv));
+      for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < cols; ++c) {
+          const double d = w(r, c) - target(r, c);
+          if (!tad_test::close(gw(r, c), 2 * d / (1 + d * d) / count, 1e-12)) ++bad;
+        }
+      for (std::size_t i = 0; i < nv; ++i)
+        if (!tad_test::close(gv[i], 0.2 * vs[i], 1e-12)) ++bad;
+    }
+  });
+  BOOST_TEST(bad.load() == 0);
+}
+
 BOOST_AUTO_TEST_CASE(modifiers_and_custom_gradients_are_shared_read_only) {
   // Gradient surgery in one shared expression: a scale read by reference (one shared double,
   // only read while the threads run), a stop, a clip of the incoming gradient, a custom
