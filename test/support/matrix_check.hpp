@@ -100,6 +100,56 @@ void check_elementwise(const char* what, Op op, elem f, elem_grad gx, elem_grad 
   }
 }
 
+/// sum(C * op(X, b)) at every shape, b a vector variable of length cols broadcast across X's
+/// rows: its value against sum c f(x, b_j), d/dX against c times the central difference of f in
+/// x (or gx), d/db_j against the sum over the rows of c times the central difference in y (or
+/// gy). The loss adds `penalty * squared_norm(b)` (0: no penalty term), so b is also read in a
+/// nest of its own (first touch in the row nest, or after it).
+template <class T, class Op>
+void check_row_broadcast(const char* what, Op op, elem f, elem_grad gx, elem_grad gy, domain dx, domain dy,
+                         double penalty = 0) {
+  for (const shape& s : shapes) {
+    const std::size_t n = s.rows * s.cols;
+    const buffer<T> xs = make<T>(n, dx, 1, 1), bs = make<T>(s.cols, dy, 2, 3), cs = make<T>(n, {-1, 1}, 3, 2);
+    auto X = tad::var<"X">(xs.data(), s.rows, s.cols);
+    auto b = tad::var<"b">(bs.cspan());
+    auto C = tad::constant(cs.data(), s.rows, s.cols);
+    double want = 0, scale = 0;
+    std::vector<double> wx(n), wb(s.cols);
+    for (std::size_t r = 0; r < s.rows; ++r)
+      for (std::size_t j = 0; j < s.cols; ++j) {
+        const std::size_t i = r * s.cols + j;
+        const double x = double(xs[i]), y = double(bs[j]), c = double(cs[i]);
+        want += c * f(x, y);
+        scale += std::abs(c * f(x, y));
+        wx[i] = gx ? gx(x, y, c) : c * central_x(f, x, y);
+        wb[j] += gy ? gy(x, y, c) : c * central_y(f, x, y);
+      }
+    for (std::size_t j = 0; j < s.cols; ++j) {
+      want += penalty * double(bs[j]) * double(bs[j]);
+      wb[j] += 2 * penalty * double(bs[j]);
+    }
+    auto check = [&](const auto& loss) {
+      const auto [v, gX, gb] = tad::grad(loss, X, b);
+      BOOST_TEST(near(double(v), want, std::is_same_v<T, float> ? 1e-4 : 1e-12, scale),
+                 what << " value at " << s.rows << " x " << s.cols << ": tad " << v << ", expected " << want);
+      expect_matrix(gX, s, wx, what, "X");
+      std::size_t bad = 0;
+      // Each d/db_j sums rows terms: its tolerance grows with them.
+      const double tol = tad_test::grad_tol<T>() * std::max(1.0, std::sqrt(double(s.rows)));
+      for (std::size_t j = 0; j < s.cols; ++j) bad += !tad_test::close(double(gb[j]), wb[j], tol);
+      BOOST_TEST(gb.size() == s.cols);
+      BOOST_TEST(bad == 0u, what << " d/db at " << s.rows << " x " << s.cols << ": " << bad << " elements differ");
+    };
+    if (penalty == 0) {
+      check(tad::sum(C * op(X, b)));
+    } else {
+      check(tad::sum(C * op(X, b)) + penalty * tad::squared_norm(b));
+      check(penalty * tad::squared_norm(b) + tad::sum(C * op(X, b)));
+    }
+  }
+}
+
 struct times3 {
   auto operator()(auto dy, auto /*v*/, auto /*out*/) const { return 3 * dy; }
 };

@@ -126,8 +126,8 @@ template <class Op, class... C>
 struct props<node<Op, C...>> {
   static constexpr bool is_reduction = op_is_reduction<Op>();
   static constexpr bool is_array = !is_reduction && (props<C>::is_array || ...);
-  /// Elementwise, the rank of its array children (make rejects children of different ranks);
-  /// a (full) reduction is a scalar.
+  /// Elementwise, the highest rank of its children (a vector with a matrix is a row broadcast
+  /// across the matrix's rows, extents.hpp); a (full) reduction is a scalar.
   static constexpr int rank = is_reduction ? 0 : std::max({0, props<C>::rank...});
   static constexpr bool is_mask = op_is_mask<Op>();
   static constexpr std::size_t reductions = (props<C>::reductions + ... + 0) + (is_reduction ? 1 : 0);
@@ -138,20 +138,6 @@ struct props<node<Op, C...>> {
   /// Number of maximal loop invariants below an array node (a reduction is opaque).
   static constexpr std::size_t roots = is_reduction ? 0 : is_root ? 1 : (props<C>::roots + ... + 0);
 };
-
-/// Do two of C... hold arrays of different ranks (a vector and a matrix), which an elementwise
-/// op would have to broadcast?
-template <class... C>
-inline constexpr bool mixes_ranks_v = [] {
-  int r = 0;
-  bool mixed = false;
-  for (int k : {props<C>::rank...}) {
-    if (k == 0) continue;
-    if (r != 0 && k != r) mixed = true;
-    r = k;
-  }
-  return mixed;
-}();
 
 /// Does the gradient of `E` reach a variable named `Name`? `Through` decides whether it looks
 /// inside reductions (false: a reduction is an opaque scalar, as inside an elementwise loop).

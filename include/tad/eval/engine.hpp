@@ -111,6 +111,10 @@ class engine {
   static constexpr std::size_t NI = P::invariants;
   static constexpr std::size_t NV = W::size;
   static constexpr std::size_t NC = P::nests;
+  static constexpr bool has_row_nests = [] {
+    for (std::size_t n = 0; n < NC; ++n) if (extents<E>::t.nest_rows[n]) return true;
+    return false;
+  }();
   static constexpr std::size_t U = TAD_UNROLL;
   using B = simd::batch<T>;
   using ctx_t = context<T, NR, NI, W>;
@@ -124,7 +128,8 @@ class engine {
     if constexpr (NR > 0) freeze(e_);
     validate<T>(e_);
     if constexpr (NC > 0) ctx_.n = ext[0];
-    if constexpr (NC > 1) ext_ = ext;
+    if constexpr (NC > 1) ext_ = ext.len;
+    if constexpr (has_row_nests) rows_ = ext.rows, cols_ = ext.cols;
     // Each scalar variable is read once, from its first occurrence in e.
     visit_leaves<0>(e_, [&]<std::size_t I>(const auto& leaf) {
       using L = std::remove_cvref_t<decltype(leaf)>;
@@ -196,7 +201,10 @@ class engine {
   template <pass_kind K, int A>
   constexpr void loops() {
     static_for<NC>([&](auto c) {
-      if constexpr (P::template runs<K, A>(c.value)) loop<K, A, c.value>();
+      if constexpr (P::template runs<K, A>(c.value)) {
+        if constexpr (extents<E>::t.nest_rows[c.value]) row_loop<K, A, c.value>();
+        else loop<K, A, c.value>();
+      }
     });
   }
 
@@ -209,9 +217,7 @@ class engine {
     return backward_in<K, A>(r) && r.nest == N;
   }
   /// Does the loop over nest N of the backward pass at depth d write the k-th variable's gradient?
-  static constexpr bool touches_here(int d, std::size_t k, std::size_t n) {
-    return P::touches(d, k) && P::var_nest[k] == n;
-  }
+  static constexpr bool touches_here(int d, std::size_t k, std::size_t n) { return P::touches_in(d, k, n); }
   template <std::size_t K>
   static constexpr bool is_array_k() {
     using X = std::tuple_element_t<K, typename W::types>;
@@ -350,7 +356,7 @@ class engine {
         static_for<NV>([&](auto k) TAD_INLINE_LAMBDA {
           if constexpr (is_array_k<k.value>() && touches_here(depth, k.value, N)) {
             T* p = l.outs[k.value] + i;
-            if constexpr (P::first_touch(k.value) == depth) {
+            if constexpr (P::stores(depth, k.value, N)) {
               simd::store_any(p, a.sk.var[k.value]);
             } else {
               simd::store_any(p, simd::load_any<V>(p) + a.sk.var[k.value]);
@@ -432,6 +438,59 @@ class engine {
     if constexpr (K != pass_kind::store) finish<K, A, N>(ab, at);
   }
 
+  /// Points the matrix leaves of dst at row r of the same leaves of src (offset r * cols).
+  template <class N>
+  TAD_INLINE static void rebase_rows(N& dst, const N& src, std::size_t offset) {
+    if constexpr (is_leaf_v<N>) {
+      if constexpr (N::is_array && leaf_rank<N>() == 2) dst.data = src.data + offset;
+    } else {
+      static_for<N::arity>([&](auto k) TAD_INLINE_LAMBDA { rebase_rows(child<k.value>(dst), child<k.value>(src), offset); });
+    }
+  }
+
+  /// The loop of a row nest (a vector broadcast across a matrix's rows; extents.hpp): per row,
+  /// the matrix leaves, the matrix variables' gradients and the output are rebased to that row
+  /// and today's flat loop runs over its columns, so a vector leaf reads (and its gradient
+  /// sums into) the same columns in every row. The accumulators span all rows.
+  template <pass_kind K, int A, std::size_t N>
+  void row_loop() {
+    constexpr std::size_t W_ = simd::width<T>;
+    constexpr bool bwd = K == pass_kind::backward || K == pass_kind::fused || K == pass_kind::scaled;
+    constexpr int depth = K == pass_kind::backward ? A : 0;
+    const std::size_t rows = rows_[N], cols = cols_[N];
+    compute_invariants<K, A, N>();
+    if constexpr (bwd) {
+      static_for<NV>([&](auto k) {
+        if constexpr (is_array_k<k.value>() && P::zero_fills(depth, k.value, N)) {
+          for (std::size_t i = 0; i < sizes_[k.value]; ++i) outs_[k.value][i] = T(0);
+        }
+      });
+    }
+    std::array<acc<B>, U> ab;  // NOLINT(cppcoreguidelines-pro-type-member-init): assigned below
+    for (auto& a : ab) a = make_acc<B>();
+    acc<T> at = make_acc<T>();
+    local l{e_, ctx_, {}, out_};
+    l.ctx.n = rows * cols;  // what mean's rule reads in this loop
+    for (std::size_t k = 0; k < NV; ++k) l.outs[k] = outs_[k];
+    for (std::size_t r = 0; r < rows; ++r) {
+      const std::size_t offset = r * cols;
+      rebase_rows(l.e, e_, offset);
+      static_for<NV>([&](auto k) {
+        if constexpr (is_array_k<k.value>() && !P::row_in(k.value, N)) l.outs[k.value] = outs_[k.value] + offset;
+      });
+      if constexpr (K == pass_kind::store) l.out = out_ + offset;
+      std::size_t j = 0;
+      if constexpr (U > 1) {
+        for (; j + U * W_ <= cols; j += U * W_) {
+          static_for<U>([&](auto u) TAD_INLINE_LAMBDA { step<K, A, N>(l, ab[u.value], j + u.value * W_); });
+        }
+      }
+      for (; j + W_ <= cols; j += W_) step<K, A, N>(l, ab[0], j);
+      for (; j < cols; ++j) step<K, A, N>(l, at, j);
+    }
+    if constexpr (K != pass_kind::store) finish<K, A, N>(ab, at);
+  }
+
   template <pass_kind K, int A, std::size_t N>
   void finish(std::array<acc<B>, U>& ab, acc<T>& at) {
     constexpr bool bwd = K == pass_kind::backward || K == pass_kind::fused || K == pass_kind::scaled;
@@ -489,7 +548,7 @@ class engine {
         if constexpr (P::vars[S0].test(k.value)) scalar_grad_[k.value] += a * stash_var_[k.value];
       } else if constexpr (P::touches(0, k.value)) {
         T* g = outs_[k.value];
-        const std::size_t n = len<P::var_nest[k.value]>();
+        const std::size_t n = sizes_[k.value];
         const B va(a);
         std::size_t i = 0;
         for (; i + simd::width<T> <= n; i += simd::width<T>) simd::store(g + i, simd::load(g + i) * va);
@@ -522,6 +581,8 @@ class engine {
   // The lengths of the extent classes, when there are several (one: ctx_.n). Last, and empty for
   // one class, so the members above keep their offsets: g++'s code for the loops follows them.
   [[no_unique_address]] std::array<std::size_t, (NC > 1 ? NC : 0)> ext_{};
+  // Rows and columns of each nest, when one is a row nest (a vector broadcast across rows).
+  [[no_unique_address]] std::array<std::size_t, (has_row_nests ? NC : 0)> rows_{}, cols_{};
 };
 
 }  // namespace tad::detail

@@ -75,11 +75,12 @@ std::string describe_array(std::size_t position) {
 inline constexpr std::size_t no_class = static_cast<std::size_t>(-1);
 
 /// Per leaf (left to right): its region (the post-order slot of the innermost reduction whose
-/// argument holds it, or `top` outside every reduction), whether it is an array, and its name if
-/// it is a variable.
+/// argument holds it, or `top` outside every reduction), whether it is an array, its rank, and
+/// its name if it is a variable.
 struct leaf_entry {
   std::size_t region = 0;
   bool is_array = false;
+  int rank = 0;
   std::string_view name{};
 };
 
@@ -88,6 +89,7 @@ constexpr void list_leaves(leaf_entry* out, std::size_t base, std::size_t region
   if constexpr (is_leaf_v<E>) {
     out[base].region = region;
     out[base].is_array = E::is_array;
+    out[base].rank = leaf_rank<E>();
     if constexpr (requires { E::name; }) {
       if constexpr (E::is_variable) out[base].name = E::name.view();
     }
@@ -102,57 +104,120 @@ constexpr void list_leaves(leaf_entry* out, std::size_t base, std::size_t region
   }
 }
 
-/// The extent classes of E, numbered by their first array leaf from the left.
+/// The axis classes and nests of E.
+///
+/// Every array leaf has a last axis (a vector's only one, a matrix's columns) and a matrix also
+/// a row axis. Within one region (the argument of one reduction, not looking inside the
+/// reductions it holds, or E itself) the arrays are combined element by element with NumPy's
+/// right-aligned rule: every last axis is one axis, and so is every matrix's row axis; a vector
+/// in a region with matrices is a row, broadcast across the rows. Every occurrence of one
+/// variable has the same axes. An *axis class* is a set of axes that must have one extent.
+///
+/// A region runs in the *nest* of its axes: (row class, last class) if it holds a matrix,
+/// (none, last class) otherwise. A nest is one loop per pass: flat over its elements, or (a
+/// *row nest*, when one of its regions broadcasts a vector across matrix rows) over the rows,
+/// each row a flat loop over the columns (engine.hpp). Nests are numbered by their first array
+/// leaf from the left, axis classes likewise.
 template <class E>
 struct extents {
   static constexpr std::size_t leaves = leaf_count<E>();
   static constexpr std::size_t top = props<E>::reductions;  // the region outside every reduction
   struct table {
-    std::array<std::size_t, leaves> cls{};        // class of each array leaf (no_class otherwise)
+    std::array<std::size_t, leaves> row{};        // axis class of a matrix leaf's rows (no_class otherwise)
+    std::array<std::size_t, leaves> col{};        // axis class of an array leaf's last axis (no_class otherwise)
+    std::array<std::size_t, leaves> nest_of{};    // nest of an array leaf's region (no_class otherwise)
     std::array<std::size_t, leaves> position{};   // each array leaf's position among the arrays, from 1
-    std::array<std::size_t, top + 1> region{};    // class of each reduction's argument; [top]: of E
-    std::size_t classes = 0;
+    std::array<std::size_t, top + 1> region{};    // nest of each reduction's argument; [top]: of E
+    std::array<std::size_t, leaves> nest_row{};   // per nest: its row axis class (no_class: a vector nest)
+    std::array<std::size_t, leaves> nest_col{};   // per nest: its last axis class
+    std::array<bool, leaves> nest_rows{};         // per nest: a row nest (a vector broadcast across rows)
+    std::size_t classes = 0;                      // axis classes
+    std::size_t nests = 0;
   };
   static constexpr table t = [] {
     std::array<leaf_entry, leaves> l{};
     list_leaves<E, 0>(l.data(), 0, top);
-    // Union-find over the leaves: one region, or one variable, is one class.
-    std::array<std::size_t, leaves> parent{};
-    for (std::size_t i = 0; i < leaves; ++i) parent[i] = i;
+    // Union-find over the axes: 2 i is leaf i's row axis, 2 i + 1 its last axis.
+    std::array<std::size_t, 2 * leaves> parent{};
+    for (std::size_t i = 0; i < 2 * leaves; ++i) parent[i] = i;
     auto find = [&](std::size_t i) {
       while (parent[i] != i) i = parent[i];
       return i;
+    };
+    auto unite = [&](std::size_t i, std::size_t j) {
+      const std::size_t a = find(i), b = find(j);
+      if (a != b) parent[b < a ? a : b] = b < a ? b : a;  // the root is the leftmost axis
     };
     for (std::size_t i = 0; i < leaves; ++i) {
       if (!l[i].is_array) continue;
       for (std::size_t j = i + 1; j < leaves; ++j) {
         if (!l[j].is_array) continue;
-        if (l[i].region == l[j].region || (!l[i].name.empty() && l[i].name == l[j].name)) {
-          const std::size_t a = find(i), b = find(j);
-          if (a != b) parent[b < a ? a : b] = b < a ? b : a;  // the root is the leftmost leaf
+        const bool same_region = l[i].region == l[j].region;
+        if (same_region || (!l[i].name.empty() && l[i].name == l[j].name)) {
+          unite(2 * i + 1, 2 * j + 1);
+          if (l[i].rank == 2 && l[j].rank == 2) unite(2 * i, 2 * j);
         }
       }
     }
     table r{};
-    std::array<std::size_t, leaves> number{};
+    std::array<std::size_t, 2 * leaves> number{};
     for (auto& c : r.region) c = no_class;
+    for (std::size_t a = 0; a < 2 * leaves; ++a) number[a] = no_class;
+    auto class_of = [&](std::size_t axis) {
+      const std::size_t root = find(axis);
+      if (number[root] == no_class) number[root] = r.classes++;
+      return number[root];
+    };
+    // A region's row class (the rows of its matrices) and whether it holds a vector.
+    std::array<std::size_t, top + 1> region_row{};
+    std::array<bool, top + 1> region_vector{}, region_matrix{};
+    for (auto& c : region_row) c = no_class;
     std::size_t arrays = 0;
     for (std::size_t i = 0; i < leaves; ++i) {
-      r.cls[i] = no_class;
+      r.row[i] = r.col[i] = r.nest_of[i] = no_class;
       if (!l[i].is_array) continue;
       r.position[i] = ++arrays;
-      const std::size_t root = find(i);
-      if (root == i) number[i] = r.classes++;
-      r.cls[i] = number[root];
-      if (r.region[l[i].region] == no_class) r.region[l[i].region] = r.cls[i];
+      if (l[i].rank == 2) r.row[i] = class_of(2 * i);
+      r.col[i] = class_of(2 * i + 1);
+      if (l[i].rank == 2) {
+        region_row[l[i].region] = r.row[i];
+        region_matrix[l[i].region] = true;
+      } else {
+        region_vector[l[i].region] = true;
+      }
+    }
+    for (std::size_t i = 0; i < leaves; ++i) {
+      if (!l[i].is_array) continue;
+      const std::size_t g = l[i].region;
+      if (r.region[g] == no_class) {
+        std::size_t n = 0;
+        while (n < r.nests && !(r.nest_row[n] == region_row[g] && r.nest_col[n] == r.col[i])) ++n;
+        if (n == r.nests) {
+          r.nest_row[n] = region_row[g];
+          r.nest_col[n] = r.col[i];
+          ++r.nests;
+        }
+        r.region[g] = n;
+        if (region_matrix[g] && region_vector[g]) r.nest_rows[n] = true;
+      }
+      r.nest_of[i] = r.region[g];
     }
     return r;
   }();
   static constexpr std::size_t classes = t.classes;
+  static constexpr std::size_t nests = t.nests;
 };
 
+/// The extents bound at run time: per nest its element count, rows and columns (a vector nest:
+/// rows 1), per axis class its extent. Indexing gives a nest's element count.
 template <class E>
-using extent_array = std::array<std::size_t, extents<E>::classes>;
+struct extent_array {
+  static constexpr std::size_t NN = extents<E>::nests;
+  std::array<std::size_t, NN> len{};
+  std::array<std::size_t, NN> rows{};
+  std::array<std::size_t, NN> cols{};
+  constexpr std::size_t operator[](std::size_t n) const { return len[n]; }
+};
 
 /// The error of bind_extents, out of line: the string building stays out of the callers.
 [[noreturn]] [[gnu::cold]] [[gnu::noinline]] inline void throw_length_mismatch(const std::string& first, std::size_t n,
@@ -177,39 +242,65 @@ inline std::string shape_string(std::size_t rows, std::size_t cols) {
                                   r0 != r1 ? r0 : c0, r0 != r1 ? r1 : c1);
 }
 
-/// The length of each extent class of e (rows * cols for a class of matrices); throws
-/// shape_error, before anything is evaluated, naming the first array of a class and the first
-/// one of that class whose length (a matrix: shape) differs. The arrays of one class all have
-/// one rank: make rejects an op whose array children differ in rank.
+/// The error of bind_extents for a vector broadcast across a matrix's rows whose length is not
+/// the matrix's number of columns; expected() is the number of columns, got() the length.
+[[noreturn]] [[gnu::cold]] [[gnu::noinline]] inline void throw_broadcast_mismatch(bool matrix_first, const std::string& matrix,
+                                                                            std::size_t rows, std::size_t cols,
+                                                                            const std::string& vector, std::size_t n) {
+  const std::string m = matrix + " has shape " + shape_string(rows, cols);
+  const std::string v = vector + " has length " + std::to_string(n);
+  throw shape_error::with_message("tad: shapes do not broadcast: " + (matrix_first ? m + ", " + v : v + ", " + m) +
+                                      " (a vector combined with a matrix is one row, repeated for every row: its "
+                                      "length must be the number of columns)",
+                                  matrix_first ? cols : n, matrix_first ? n : cols);
+}
+
+/// The extents of e's nests; throws shape_error, before anything is evaluated, naming the
+/// first array that fixed an axis and the first one that disagrees with it, with both shapes.
 template <class E>
 constexpr extent_array<E> bind_extents(const E& e) {
   using extent_info = extents<E>;
-  extent_array<E> ext{};
-  std::array<std::size_t, extent_info::classes> first{};  // position of the class's first array
-  std::array<std::string (*)(std::size_t), extent_info::classes> describe{};
-  [[maybe_unused]] std::array<std::size_t, extent_info::classes> rows{}, cols{};  // classes of matrices
+  constexpr std::size_t NA = extent_info::classes;
+  // Per axis class: its extent and the array that fixed it (position, description, shape).
+  std::array<std::size_t, NA> ext{}, first{}, first_rows{}, first_cols{};
+  std::array<int, NA> first_rank{};
+  std::array<std::string (*)(std::size_t), NA> describe{};
   visit_leaves<0>(e, [&]<std::size_t I>(const auto& leaf) {
     using L = std::remove_cvref_t<decltype(leaf)>;
     if constexpr (L::is_array) {
-      constexpr std::size_t c = extent_info::t.cls[I];
       constexpr std::size_t position = extent_info::t.position[I];
-      if (describe[c] == nullptr) {
-        ext[c] = leaf.size;
-        if constexpr (leaf_rank<L>() == 2) {
-          rows[c] = leaf.rows;
-          cols[c] = leaf.cols;
+      constexpr int rank = leaf_rank<L>();
+      std::size_t lr = 1, lc = leaf.size;
+      if constexpr (rank == 2) lr = leaf.rows, lc = leaf.cols;
+      // The axes of this leaf, rows first.
+      auto check = [&](std::size_t c, std::size_t extent) {
+        if (describe[c] == nullptr) {
+          ext[c] = extent;
+          first[c] = position;
+          first_rank[c] = rank;
+          first_rows[c] = lr;
+          first_cols[c] = lc;
+          describe[c] = &describe_array<L>;
+        } else if (ext[c] != extent) {
+          const std::string a = describe[c](first[c]), b = describe_array<L>(position);
+          if (first_rank[c] == 2 && rank == 2) throw_shape_mismatch(a, first_rows[c], first_cols[c], b, lr, lc);
+          if (first_rank[c] == 1 && rank == 1) throw_length_mismatch(a, first_cols[c], b, lc);
+          if (first_rank[c] == 2) throw_broadcast_mismatch(true, a, first_rows[c], first_cols[c], b, lc);
+          throw_broadcast_mismatch(false, b, lr, lc, a, first_cols[c]);
         }
-        first[c] = position;
-        describe[c] = &describe_array<L>;
-      } else if constexpr (leaf_rank<L>() == 2) {
-        if (leaf.rows != rows[c] || leaf.cols != cols[c])
-          throw_shape_mismatch(describe[c](first[c]), rows[c], cols[c], describe_array<L>(position), leaf.rows, leaf.cols);
-      } else if (leaf.size != ext[c]) {
-        throw_length_mismatch(describe[c](first[c]), ext[c], describe_array<L>(position), leaf.size);
-      }
+      };
+      if constexpr (rank == 2) check(extent_info::t.row[I], lr);
+      check(extent_info::t.col[I], lc);
     }
   });
-  return ext;
+  extent_array<E> r{};
+  for (std::size_t n = 0; n < extent_info::nests; ++n) {
+    const std::size_t rc = extent_info::t.nest_row[n];
+    r.rows[n] = rc == no_class ? 1 : ext[rc];
+    r.cols[n] = ext[extent_info::t.nest_col[n]];
+    r.len[n] = r.rows[n] * r.cols[n];  // no overflow: some matrix leaf has this shape (matrix_area)
+  }
+  return r;
 }
 
 /// The shape of a matrix-valued expression.
@@ -225,7 +316,7 @@ constexpr matrix_shape top_shape(const E& e) {
   bool found = false;
   visit_leaves<0>(e, [&]<std::size_t I>(const auto& leaf) {
     using L = std::remove_cvref_t<decltype(leaf)>;
-    if constexpr (L::is_array && leaf_rank<L>() == 2 && extents<E>::t.cls[I] == c) {
+    if constexpr (L::is_array && leaf_rank<L>() == 2 && extents<E>::t.nest_of[I] == c) {
       if (!found) r = {leaf.rows, leaf.cols};
       found = true;
     }

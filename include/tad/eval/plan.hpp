@@ -205,8 +205,8 @@ struct plan {
     return c;
   }();
   static constexpr std::array<reduction_info, reductions> info = all.info;
-  /// Extent classes: one loop per class that has something to do in a pass.
-  static constexpr std::size_t nests = extents<E>::classes;
+  /// Nests (extents.hpp): one loop per nest that has something to do in a pass.
+  static constexpr std::size_t nests = extents<E>::nests;
   /// The class of E itself (array-valued E: the loop that stores it).
   static constexpr std::size_t top_nest = extents<E>::t.region[extents<E>::top];
   /// vars[s]: the variables the argument of reduction s reaches directly (k-th of W).
@@ -269,24 +269,26 @@ struct plan {
     }
     return false;
   }
-  /// The extent class of the k-th variable (0 for a scalar one: it is in no class).
-  static constexpr std::array<std::size_t, W::size + 1> var_nest = [] {
-    std::array<std::size_t, W::size + 1> r{};
-    using extent_info = extents<E>;
-    std::array<leaf_entry, extent_info::leaves> l{};
-    list_leaves<E, 0>(l.data(), 0, extent_info::top);
-    std::size_t k = 0;
-    auto one = [&](std::string_view name) {
-      for (std::size_t i = 0; i < extent_info::leaves; ++i)
-        if (l[i].is_array && l[i].name == name) {
-          r[k] = extent_info::t.cls[i];
-          break;
-        }
-      ++k;
-    };
-    [&]<class... Var>(std::tuple<Var...>*) { (one(Var::name.view()), ...); }(static_cast<typename W::types*>(nullptr));
+  /// Does the backward pass at depth d, in its loop over nest n, touch the k-th variable's
+  /// array gradient? (Without broadcasting a variable lives in one nest; a vector broadcast
+  /// across a matrix's rows is also touched by that matrix's row nest.)
+  static constexpr bool touches_in(int d, std::size_t k, std::size_t n) {
+    for (std::size_t s = 0; s < reductions; ++s) {
+      if (info[s].nest == n && info[s].depth == d && info[s].wants && vars[s].test(k)) return true;
+    }
+    return false;
+  }
+  /// Is the k-th variable a vector in row nest n: a row, read (and its gradient summed) once
+  /// per matrix row?
+  static constexpr bool row_in(std::size_t k, std::size_t n) {
+    if (!extents<E>::t.nest_rows[n]) return false;
+    bool r = false;
+    std::size_t j = 0;
+    [&]<class... Var>(std::tuple<Var...>*) {
+      ((r = r || (j++ == k && Var::is_array && leaf_rank<Var>() == 1)), ...);
+    }(static_cast<typename W::types*>(nullptr));
     return r;
-  }();
+  }
   /// Does the loop of pass K, level or depth A, over nest N run at all?
   template <pass_kind K, int A>
   static constexpr bool runs(std::size_t nest) {
@@ -307,6 +309,21 @@ struct plan {
   static constexpr int first_touch(std::size_t k) {
     for (int d = 0; d <= max_depth; ++d) if (touches(d, k)) return d;
     return -1;
+  }
+  /// In that pass, the first nest whose loop writes it (the loops of a pass run in nest order).
+  static constexpr std::size_t first_touch_nest(std::size_t k) {
+    const int d = first_touch(k);
+    for (std::size_t n = 0; n < nests; ++n) if (d >= 0 && touches_in(d, k, n)) return n;
+    return nests;
+  }
+  /// Does the loop over nest n of the backward pass at depth d store the k-th variable's
+  /// gradient (the first write of every element) rather than add to it?
+  static constexpr bool stores(int d, std::size_t k, std::size_t n) {
+    return first_touch(k) == d && first_touch_nest(k) == n && !row_in(k, n);
+  }
+  /// ... or must it zero the gradient before it adds to it (a row's first write)?
+  static constexpr bool zero_fills(int d, std::size_t k, std::size_t n) {
+    return first_touch(k) == d && first_touch_nest(k) == n && row_in(k, n);
   }
   static constexpr bool rejects_empty = [] {
     for (const auto& r : info) if (r.rejects_empty) return true;

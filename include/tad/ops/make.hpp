@@ -179,12 +179,6 @@ constexpr auto make(const C&... c) {
                   "tad: an expression mixes float and double variables or arrays, so its element "
                   "type is ambiguous; convert the data to one precision");
     return invalid_expression{};
-  } else if constexpr (mixes_ranks_v<C...>) {
-    static_assert(!mixes_ranks_v<C...>,
-                  "tad: an op combines a matrix with a vector (arrays of different ranks) elementwise; "
-                  "broadcasting a vector across a matrix's rows or columns is not supported yet "
-                  "(doc/shapes.md): combine arrays of one rank, or reduce one of them first");
-    return invalid_expression{};
   } else if constexpr (!names_agree<C...>()) {
     report_same_name<typename decltype(conflicting_name<C...>())::type>();
     return invalid_expression{};

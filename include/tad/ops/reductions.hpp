@@ -172,7 +172,9 @@ struct length_leaf {
   std::size_t n = 0;
 };
 
-/// The length of the first array leaf of e (0 if it has none).
+/// The number of elements of the array expression e: the length of its first array leaf of
+/// e's rank (0 if it has none). A vector broadcast across a matrix's rows does not count: the
+/// result has the matrix's elements.
 template <class E>
 constexpr std::size_t first_array_length(const E& e) {
   if constexpr (is_leaf_v<E>) {
@@ -184,7 +186,7 @@ constexpr std::size_t first_array_length(const E& e) {
     bool found = false;
     static_for<E::arity>([&](auto k) {
       using C = child_t<k.value, E>;
-      if (!found && props<C>::is_array) {
+      if (!found && props<C>::is_array && props<C>::rank == props<E>::rank) {
         n = first_array_length(child<k.value>(e));
         found = true;
       }
