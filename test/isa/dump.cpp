@@ -7,13 +7,15 @@
 //                                  the tolerances below, listing each
 //
 // The expressions cover elementwise ops, reductions (whose partial sums depend on the SIMD
-// width and TAD_UNROLL), multi-pass expressions and modifiers, in float and double, at lengths
-// around every SIMD width, on unaligned data. Tolerances, relative with a floor of 1:
+// width and TAD_UNROLL), multi-pass expressions, modifiers, custom rules, a let and a vector
+// broadcast across a matrix's rows, in float and double, at lengths around every SIMD width,
+// on unaligned data. Tolerances, relative with a floor of 1:
 // 1e-12 in double and 2e-5 in float: the results differ by the order of a reduction's
 // additions (n up to 1000 terms of size ~1: n * eps ~ 2e-13 / 1.2e-4 at worst, ~sqrt(n) * eps
 // in practice) and by FMA contraction (one rounding per multiply-add).
 #include <tad/tad.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
@@ -33,7 +35,9 @@ using results = std::map<std::string, double>;
 template <class T>
 std::vector<T> data(std::size_t n, double phase) {
   std::vector<T> v(n + 1);  // v[0] is skipped: the variable's data is unaligned
-  for (std::size_t i = 0; i <= n; ++i) v[i] = static_cast<T>(1.5 * std::sin(0.7 * static_cast<double>(i) + phase));
+  // 7 i / 10, not 0.7 i: g++ contracts `0.7 * i + phase` into an FMA in the native build (C++
+  // allows it), so the two builds would start from different inputs; a division cannot be.
+  for (std::size_t i = 0; i <= n; ++i) v[i] = static_cast<T>(1.5 * std::sin(static_cast<double>(7 * i) / 10 + phase));
   return v;
 }
 
@@ -67,6 +71,30 @@ void record(results& r, const std::string& name, std::size_t n, Build build) {
   }
 }
 
+/// A custom rule of two inputs (not their derivative: dy * y and dy * x * x).
+constexpr auto custom = tad::custom_gradient([](auto a, auto b) { return a * b; },
+                                             [](auto dy, auto a, auto b, auto) { return tad::adjoints{dy * b, dy * a * a}; });
+
+/// A vector of length n broadcast across the rows of a 3 x n matrix (a row nest: one SIMD
+/// loop per row, the vector's gradient summed over the rows).
+template <class T>
+void record_broadcast(results& r, std::size_t n) {
+  std::vector<T> xs(3 * n + 1), bs = data<T>(n, 0.3);
+  for (std::size_t k = 0; k < 3; ++k) {
+    const std::vector<T> row = data<T>(n, 0.9 + static_cast<double>(k));
+    std::copy(row.begin() + 1, row.end(), xs.begin() + 1 + static_cast<std::ptrdiff_t>(k * n));
+  }
+  auto X = tad::var<"X">(xs.data() + 1, 3, n);
+  auto b = tad::var<"b">(bs.data() + 1, n);
+  const auto e = tad::sum(tad::exp(X * b) - tad::square(X - b)) + tad::logsumexp(X + b) + tad::squared_norm(b);
+  const std::string key = std::string("broadcast") + (std::is_same_v<T, float> ? " float" : " double") +
+                          " n=" + std::to_string(n);
+  const auto [v, gX, gb] = tad::grad(e, X, b);
+  r[key + " value"] = static_cast<double>(v);
+  add(r, key + " grad X", std::vector<T>(gX.begin(), gX.end()));
+  add(r, key + " grad b", gb);
+}
+
 template <class T>
 void record_all(results& r) {
   for (std::size_t n : {0u, 1u, 3u, 4u, 5u, 7u, 8u, 9u, 15u, 16u, 17u, 1000u}) {
@@ -88,6 +116,13 @@ void record_all(results& r) {
       return tad::sum(tad::clip_gradient(tad::square(x) * s, -0.5, 0.5) + tad::stop_gradient(x) * x +
                       tad::scale_gradient(tad::cos(x), 0.5) + tad::reverse_gradient(x * s, 2.0));
     });
+    // Custom rules, straight-through and a shared clip (the modifiers of test/gradient, which
+    // the sse2 stage does not build: their SIMD code is compared here).
+    record<T>(r, "custom_let", n, [](auto x, auto s) {
+      const auto c = tad::let<"c">(tad::clip_gradient(x * s, -0.3, 0.3));
+      return tad::sum(custom(x, s) + tad::straight_through(tad::round(x * 2) / 2, x) * s + c * c + c);
+    });
+    record_broadcast<T>(r, n);
   }
 }
 
