@@ -139,6 +139,33 @@ TAD_CG_FN float tad_cg_PENf(const std::vector<float>& ps, const std::vector<floa
 }
 #endif
 
+// BC, BCf (broadcast.cpp): 0.5 * mean(square(X * s + o - Y)), s and o vectors of length D
+// broadcast across the rows of the N x D constants X and Y: a row nest. Before broadcasting
+// (up to ec0cad8) mixing ranks is a compile error, so a BASE before it has no BC.
+template <class T>
+static T bc(const std::vector<T>& ss, const std::vector<T>& os, const std::vector<T>& xs, const std::vector<T>& ys,
+            std::size_t rows, std::vector<T>& gs, std::vector<T>& go) {
+  auto s = tad::var<"s">(ss);
+  auto o = tad::var<"o">(os);
+  auto X = tad::constant(xs.data(), rows, ss.size());
+  auto Y = tad::constant(ys.data(), rows, ss.size());
+  auto e = 0.5 * tad::mean(tad::square(X * s + o - Y));
+  return tad::grad_into(e, tad::wrt(s, std::span<T>(gs)), tad::wrt(o, std::span<T>(go)));
+}
+#if !defined(TAD_CG_ONLY) || defined(TAD_CG_ONLY_BC)
+TAD_CG_FN double tad_cg_BC(const std::vector<double>& ss, const std::vector<double>& os,
+                           const std::vector<double>& xs, const std::vector<double>& ys, std::size_t rows,
+                           std::vector<double>& gs, std::vector<double>& go) {
+  return bc(ss, os, xs, ys, rows, gs, go);
+}
+#endif
+#if !defined(TAD_CG_ONLY) || defined(TAD_CG_ONLY_BCf)
+TAD_CG_FN float tad_cg_BCf(const std::vector<float>& ss, const std::vector<float>& os, const std::vector<float>& xs,
+                           const std::vector<float>& ys, std::size_t rows, std::vector<float>& gs,
+                           std::vector<float>& go) {
+  return bc(ss, os, xs, ys, rows, gs, go);
+}
+#endif
 // T1 (adam_step.cpp): clip_by_global_norm(1) then Adam on N float parameters, the tad_state of
 // the benchmark (its step(); the gradient is given, not computed).
 struct t1_state {
