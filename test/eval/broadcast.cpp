@@ -207,6 +207,79 @@ BOOST_AUTO_TEST_CASE(shapes_that_do_not_broadcast_are_an_error_before_writing) {
   BOOST_CHECK_THROW((void)tad::value(tad::sum(X * w5) + tad::squared_norm(w5)), tad::shape_error);
 }
 
+BOOST_AUTO_TEST_CASE(grad_into_overwrites_the_buffers_every_call) {
+  // The vector's gradient is summed in place over the rows: the first loop that writes it zeroes
+  // it first. Buffers start at 7 (not zero, as grad's are) and the call repeats on them; the row
+  // nest writes b first in `loss`, b's own nest in `reversed`. d/dX = c s b (per row),
+  // d/db_j = sum_r c_rj s x_rj + 2 lambda b_j, with s = 1 / (rows cols) (the mean).
+  const std::size_t rows = 5, cols = 11;
+  buffer<double> xs(rows * cols, 1), bs(cols, 2), cs(rows * cols, 3);
+  tad_test::fill_uniform(xs, -2, 2, 7);
+  tad_test::fill_uniform(bs, -1, 1, 8);
+  tad_test::fill_uniform(cs, -1, 1, 9);
+  auto X = tad::var<"X">(xs.data(), rows, cols);
+  auto b = tad::var<"b">(bs.cspan());
+  auto C = tad::constant(cs.data(), rows, cols);
+  const double lambda = 0.3, s = 1.0 / double(rows * cols);
+  const auto loss = tad::mean(C * X * b) + lambda * tad::squared_norm(b);
+  const auto reversed = lambda * tad::squared_norm(b) + tad::mean(C * X * b);
+  std::vector<double> wX(rows * cols), wb(cols);
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t j = 0; j < cols; ++j) {
+      wX[r * cols + j] = cs[r * cols + j] * s * bs[j];
+      wb[j] += cs[r * cols + j] * s * xs[r * cols + j];
+    }
+  for (std::size_t j = 0; j < cols; ++j) wb[j] += 2 * lambda * bs[j];
+  tad::matrix<double> gX(rows, cols, 7.0);
+  std::vector<double> gb(cols, 7.0);
+  for (int call = 0; call < 2; ++call) {
+    for (const bool rev : {false, true}) {
+      if (rev) (void)tad::grad_into(reversed, tad::wrt(X, gX), tad::wrt(b, gb));
+      else (void)tad::grad_into(loss, tad::wrt(X, gX), tad::wrt(b, gb));
+      std::size_t bad = 0;
+      for (std::size_t i = 0; i < rows * cols; ++i) bad += !tad_test::close(gX.data()[i], wX[i], 1e-14);
+      for (std::size_t j = 0; j < cols; ++j) bad += !tad_test::close(gb[j], wb[j], 1e-14);
+      BOOST_TEST(bad == 0u, "call " << call << (rev ? " (b's nest first)" : " (row nest first)"));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(one_vector_in_two_row_nests_and_at_depth_one) {
+  // b is a row of X (2 x 4) and of Y (3 x 4), whose rows differ: two row nests. d/db_j =
+  // 2 (rows of X) + sum_r Y_rj; d/dY = b.
+  const tad::matrix<double> Xm{{1, 2, 3, 4}, {5, 6, 7, 8}}, Ym{{0.5, -1, 2, 0}, {1, 1, -2, 3}, {0.25, 4, 1, -1}};
+  const std::vector<double> bs{0.5, -1, 2, -0.25};
+  auto X = tad::var<"X">(Xm);
+  auto Y = tad::var<"Y">(Ym);
+  auto b = tad::var<"b">(bs);
+  std::vector<double> gb(4, 7.0);
+  tad::matrix<double> gX(2, 4, 7.0), gY(3, 4, 7.0);
+  (void)tad::grad_into(tad::sum(X + b) + tad::sum(Y * b), tad::wrt(X, gX), tad::wrt(Y, gY), tad::wrt(b, gb));
+  for (std::size_t j = 0; j < 4; ++j) {
+    BOOST_TEST(gb[j] == 2 + Ym(0, j) + Ym(1, j) + Ym(2, j));
+    for (std::size_t r = 0; r < 3; ++r) BOOST_TEST(gY(r, j) == bs[j]);
+    for (std::size_t r = 0; r < 2; ++r) BOOST_TEST(gX(r, j) == 1.0);
+  }
+  // Their columns must agree although their rows need not: named with both shapes.
+  const tad::matrix<double> Z(3, 5, 1.0);
+  tad_test::expect_shape_error([&] { (void)tad::value(tad::sum(X + b) + tad::sum(tad::constant(Z) * b)); },
+                               "tad: shapes do not broadcast: variable 'X' has shape 2 x 4, a constant matrix (array 3 "
+                               "from the left) has shape 3 x 5 (a vector combined with both is one row of each: their "
+                               "numbers of columns must agree)",
+                               4, 5);
+  // b first written by a backward pass at depth 1: sum(square(c * S)) with S = sum(X + b) (the
+  // inner sum runs in X's row nest, under the outer sum over c's nest). With
+  // q = sum(c^2): L = S^2 q, d/db_j = 2 S q rows, d/dX = 2 S q.
+  const std::vector<double> cv{0.5, -2, 1};
+  const auto c = tad::constant(cv);
+  const double S = 36 + 2 * 1.25, q = 0.25 + 4 + 1;
+  std::fill(gb.begin(), gb.end(), 7.0);
+  const double v = tad::grad_into(tad::sum(tad::square(c * tad::sum(X + b))), tad::wrt(X, gX), tad::wrt(b, gb));
+  BOOST_TEST(v == S * S * q, boost::test_tools::tolerance(1e-14));
+  for (std::size_t j = 0; j < 4; ++j) BOOST_TEST(gb[j] == 2 * S * q * 2, boost::test_tools::tolerance(1e-14));
+  for (double g : gX) BOOST_TEST(g == 2 * S * q, boost::test_tools::tolerance(1e-14));
+}
+
 BOOST_AUTO_TEST_CASE(passes_and_allocations) {
   // A row nest is one loop over the matrix: the loss alone is one fused pass; a penalty on b adds
   // b's own loop.

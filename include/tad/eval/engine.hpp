@@ -438,13 +438,17 @@ class engine {
     if constexpr (K != pass_kind::store) finish<K, A, N>(ab, at);
   }
 
-  /// Points the matrix leaves of dst at row r of the same leaves of src (offset r * cols).
-  template <class N>
+  /// Points the matrix leaves of nest Nest in dst at row r of the same leaves of src (offset
+  /// r * cols); I is the position of dst's first leaf. Leaves of other nests are left alone:
+  /// their extents differ, so the offset could point past them.
+  template <std::size_t Nest, std::size_t I, class N>
   TAD_INLINE static void rebase_rows(N& dst, const N& src, std::size_t offset) {
     if constexpr (is_leaf_v<N>) {
-      if constexpr (N::is_array && leaf_rank<N>() == 2) dst.data = src.data + offset;
+      if constexpr (N::is_array && leaf_rank<N>() == 2 && extents<E>::t.nest_of[I] == Nest) dst.data = src.data + offset;
     } else {
-      static_for<N::arity>([&](auto k) TAD_INLINE_LAMBDA { rebase_rows(child<k.value>(dst), child<k.value>(src), offset); });
+      static_for<N::arity>([&](auto k) TAD_INLINE_LAMBDA {
+        rebase_rows<Nest, child_leaf_offset<N, k.value, I>()>(child<k.value>(dst), child<k.value>(src), offset);
+      });
     }
   }
 
@@ -474,9 +478,10 @@ class engine {
     for (std::size_t k = 0; k < NV; ++k) l.outs[k] = outs_[k];
     for (std::size_t r = 0; r < rows; ++r) {
       const std::size_t offset = r * cols;
-      rebase_rows(l.e, e_, offset);
+      rebase_rows<N, 0>(l.e, e_, offset);
       static_for<NV>([&](auto k) {
-        if constexpr (is_array_k<k.value>() && !P::row_in(k.value, N)) l.outs[k.value] = outs_[k.value] + offset;
+        if constexpr (bwd && is_array_k<k.value>() && !P::row_in(k.value, N) && touches_here(depth, k.value, N))
+          l.outs[k.value] = outs_[k.value] + offset;
       });
       if constexpr (K == pass_kind::store) l.out = out_ + offset;
       std::size_t j = 0;

@@ -243,7 +243,8 @@ inline std::string shape_string(std::size_t rows, std::size_t cols) {
 }
 
 /// The error of bind_extents for a vector broadcast across a matrix's rows whose length is not
-/// the matrix's number of columns; expected() is the number of columns, got() the length.
+/// the matrix's number of columns; expected() is the extent of whichever of the two fixed it
+/// first (the matrix's columns or the vector's length), got() the other's.
 [[noreturn]] [[gnu::cold]] [[gnu::noinline]] inline void throw_broadcast_mismatch(bool matrix_first, const std::string& matrix,
                                                                             std::size_t rows, std::size_t cols,
                                                                             const std::string& vector, std::size_t n) {
@@ -255,6 +256,18 @@ inline std::string shape_string(std::size_t rows, std::size_t cols) {
                                   matrix_first ? cols : n, matrix_first ? n : cols);
 }
 
+/// The error of bind_extents for two matrices that meet only through a vector broadcast across
+/// both (`sum(X + b) + sum(Y * b)`): their numbers of columns must agree, their rows need not.
+[[noreturn]] [[gnu::cold]] [[gnu::noinline]] inline void throw_columns_mismatch(const std::string& first, std::size_t r0,
+                                                                          std::size_t c0, const std::string& other,
+                                                                          std::size_t r1, std::size_t c1) {
+  throw shape_error::with_message("tad: shapes do not broadcast: " + first + " has shape " + shape_string(r0, c0) + ", " +
+                                      other + " has shape " + shape_string(r1, c1) +
+                                      " (a vector combined with both is one row of each: their numbers of columns "
+                                      "must agree)",
+                                  c0, c1);
+}
+
 /// The extents of e's nests; throws shape_error, before anything is evaluated, naming the
 /// first array that fixed an axis and the first one that disagrees with it, with both shapes.
 template <class E>
@@ -264,6 +277,7 @@ constexpr extent_array<E> bind_extents(const E& e) {
   // Per axis class: its extent and the array that fixed it (position, description, shape).
   std::array<std::size_t, NA> ext{}, first{}, first_rows{}, first_cols{};
   std::array<int, NA> first_rank{};
+  std::array<std::size_t, NA> first_row_class{};  // the row class of the matrix that fixed a class
   std::array<std::string (*)(std::size_t), NA> describe{};
   visit_leaves<0>(e, [&]<std::size_t I>(const auto& leaf) {
     using L = std::remove_cvref_t<decltype(leaf)>;
@@ -272,6 +286,7 @@ constexpr extent_array<E> bind_extents(const E& e) {
       constexpr int rank = leaf_rank<L>();
       std::size_t lr = 1, lc = leaf.size;
       if constexpr (rank == 2) lr = leaf.rows, lc = leaf.cols;
+      constexpr std::size_t row_class = extent_info::t.row[I];
       // The axes of this leaf, rows first.
       auto check = [&](std::size_t c, std::size_t extent) {
         if (describe[c] == nullptr) {
@@ -280,9 +295,12 @@ constexpr extent_array<E> bind_extents(const E& e) {
           first_rank[c] = rank;
           first_rows[c] = lr;
           first_cols[c] = lc;
+          first_row_class[c] = row_class;
           describe[c] = &describe_array<L>;
         } else if (ext[c] != extent) {
           const std::string a = describe[c](first[c]), b = describe_array<L>(position);
+          if (first_rank[c] == 2 && rank == 2 && first_row_class[c] != row_class)
+            throw_columns_mismatch(a, first_rows[c], first_cols[c], b, lr, lc);
           if (first_rank[c] == 2 && rank == 2) throw_shape_mismatch(a, first_rows[c], first_cols[c], b, lr, lc);
           if (first_rank[c] == 1 && rank == 1) throw_length_mismatch(a, first_cols[c], b, lc);
           if (first_rank[c] == 2) throw_broadcast_mismatch(true, a, first_rows[c], first_cols[c], b, lc);
