@@ -34,7 +34,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(a_row_vector_at_every_shape, T, reals) {
   check_row_broadcast<T>("exp(X) * b", [](auto X, auto b) { return tad::exp(X) * b; },
                          [](double x, double y) { return std::exp(x) * y; }, nullptr, nullptr, any, any);
   check_row_broadcast<T>("b - tanh(X) with a penalty", [](auto X, auto b) { return b - tad::tanh(X); },
-                         [](double x, double y) { return y - std::tanh(x); }, nullptr, nullptr, any, any, 0.5);
+                         [](double x, double y) { return y - std::tanh(x); }, nullptr, nullptr, any, any, penalty{0.5});
 }
 
 BOOST_AUTO_TEST_CASE(value_evaluate_and_vjp_have_the_matrix_shape) {
@@ -205,6 +205,13 @@ BOOST_AUTO_TEST_CASE(shapes_that_do_not_broadcast_are_an_error_before_writing) {
   BOOST_TEST(tad::value(tad::sum(X * w) + tad::squared_norm(w)) == 12 + 4);
   auto w5 = tad::var<"w">(b5);
   BOOST_CHECK_THROW((void)tad::value(tad::sum(X * w5) + tad::squared_norm(w5)), tad::shape_error);
+  // A vector of the wrong length combined with the row vector, not with the matrix: the error
+  // names the two vectors it is combined with elementwise (w, 4 long, fixed by X's columns).
+  auto c5 = tad::var<"c">(b5);
+  tad_test::expect_shape_error([&] { (void)tad::value(tad::sum(X + w) + tad::sum(w * c5)); },
+                               "tad: arrays combined elementwise differ in length: variable 'w' has length 4, "
+                               "variable 'c' has length 5",
+                               4, 5);
 }
 
 BOOST_AUTO_TEST_CASE(grad_into_overwrites_the_buffers_every_call) {

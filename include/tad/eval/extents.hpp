@@ -268,47 +268,58 @@ inline std::string shape_string(std::size_t rows, std::size_t cols) {
                                   c0, c1);
 }
 
+/// An array leaf as bind_extents reports it: position, description, rank, shape, row class.
+struct fixed_by {
+  std::size_t position = 0, rows = 0, cols = 0, row_class = 0;
+  int rank = 0;
+  std::string (*describe)(std::size_t) = nullptr;
+};
+
 /// The extents of e's nests; throws shape_error, before anything is evaluated, naming the
 /// first array that fixed an axis and the first one that disagrees with it, with both shapes.
+/// Where an array of the disagreeing one's own nest came before it (combined with it
+/// elementwise: `b * c` in `sum(X + b) + sum(b * c)`), that one is named, not the array that
+/// fixed the class elsewhere (X).
 template <class E>
 constexpr extent_array<E> bind_extents(const E& e) {
   using extent_info = extents<E>;
   constexpr std::size_t NA = extent_info::classes;
-  // Per axis class: its extent and the array that fixed it (position, description, shape).
-  std::array<std::size_t, NA> ext{}, first{}, first_rows{}, first_cols{};
-  std::array<int, NA> first_rank{};
-  std::array<std::size_t, NA> first_row_class{};  // the row class of the matrix that fixed a class
-  std::array<std::string (*)(std::size_t), NA> describe{};
+  constexpr std::size_t NN = extent_info::nests;
+  // Per axis class: its extent and the array that fixed it; per nest: its first array.
+  std::array<std::size_t, NA> ext{};
+  std::array<fixed_by, NA> first{};
+  std::array<fixed_by, NN> nest_first{};
   visit_leaves<0>(e, [&]<std::size_t I>(const auto& leaf) {
     using L = std::remove_cvref_t<decltype(leaf)>;
     if constexpr (L::is_array) {
-      constexpr std::size_t position = extent_info::t.position[I];
       constexpr int rank = leaf_rank<L>();
+      constexpr std::size_t nest = extent_info::t.nest_of[I];
       std::size_t lr = 1, lc = leaf.size;
       if constexpr (rank == 2) lr = leaf.rows, lc = leaf.cols;
-      constexpr std::size_t row_class = extent_info::t.row[I];
+      const fixed_by self{extent_info::t.position[I], lr, lc, extent_info::t.row[I], rank, &describe_array<L>};
       // The axes of this leaf, rows first.
       auto check = [&](std::size_t c, std::size_t extent) {
-        if (describe[c] == nullptr) {
+        if (first[c].describe == nullptr) {
           ext[c] = extent;
-          first[c] = position;
-          first_rank[c] = rank;
-          first_rows[c] = lr;
-          first_cols[c] = lc;
-          first_row_class[c] = row_class;
-          describe[c] = &describe_array<L>;
+          first[c] = self;
         } else if (ext[c] != extent) {
-          const std::string a = describe[c](first[c]), b = describe_array<L>(position);
-          if (first_rank[c] == 2 && rank == 2 && first_row_class[c] != row_class)
-            throw_columns_mismatch(a, first_rows[c], first_cols[c], b, lr, lc);
-          if (first_rank[c] == 2 && rank == 2) throw_shape_mismatch(a, first_rows[c], first_cols[c], b, lr, lc);
-          if (first_rank[c] == 1 && rank == 1) throw_length_mismatch(a, first_cols[c], b, lc);
-          if (first_rank[c] == 2) throw_broadcast_mismatch(true, a, first_rows[c], first_cols[c], b, lc);
-          throw_broadcast_mismatch(false, b, lr, lc, a, first_cols[c]);
+          // The nest's first array has this axis when it is the nest's last axis or a matrix.
+          const fixed_by& f = nest_first[nest].describe != nullptr &&
+                                      (c == extent_info::t.nest_col[nest] || nest_first[nest].rank == 2)
+                                  ? nest_first[nest]
+                                  : first[c];
+          const std::string a = f.describe(f.position), b = describe_array<L>(self.position);
+          if (f.rank == 2 && rank == 2 && f.row_class != self.row_class)
+            throw_columns_mismatch(a, f.rows, f.cols, b, lr, lc);
+          if (f.rank == 2 && rank == 2) throw_shape_mismatch(a, f.rows, f.cols, b, lr, lc);
+          if (f.rank == 1 && rank == 1) throw_length_mismatch(a, f.cols, b, lc);
+          if (f.rank == 2) throw_broadcast_mismatch(true, a, f.rows, f.cols, b, lc);
+          throw_broadcast_mismatch(false, b, lr, lc, a, f.cols);
         }
       };
       if constexpr (rank == 2) check(extent_info::t.row[I], lr);
       check(extent_info::t.col[I], lc);
+      if (nest_first[nest].describe == nullptr) nest_first[nest] = self;
     }
   });
   extent_array<E> r{};
