@@ -30,7 +30,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(arithmetic_both_orders, T, reals) {
   check_row_broadcast<T>("b - X", [](auto X, auto b) { return b - X; }, [](double x, double y) { return y - x; },
                          nullptr, nullptr, any, any);
   check_row_broadcast<T>("X * b", [](auto X, auto b) { return X * b; }, [](double x, double y) { return x * y; },
-                         nullptr, nullptr, any, any, 0.25);
+                         nullptr, nullptr, any, any, penalty{0.25});
   check_row_broadcast<T>("X / b", [](auto X, auto b) { return X / b; }, [](double x, double y) { return x / y; },
                          nullptr, nullptr, any, pos);
   check_row_broadcast<T>("b / X", [](auto X, auto b) { return b / X; }, [](double x, double y) { return y / x; },

@@ -103,11 +103,19 @@ void check_elementwise(const char* what, Op op, elem f, elem_grad gx, elem_grad 
 /// sum(C * op(X, b)) at every shape, b a vector variable of length cols broadcast across X's
 /// rows: its value against sum c f(x, b_j), d/dX against c times the central difference of f in
 /// x (or gx), d/db_j against the sum over the rows of c times the central difference in y (or
-/// gy). The loss adds `penalty * squared_norm(b)` (0: no penalty term), so b is also read in a
-/// nest of its own (first touch in the row nest, or after it).
-template <class T, class Op>
+/// gy). With a `penalty{lambda}` argument the loss adds `lambda * squared_norm(b)` before and
+/// after the sum (two losses), so b is also read in a nest of its own (first touch in the row
+/// nest, or after it); the choice is made at compile time, so no loss is instantiated unrun.
+struct no_penalty {};
+struct penalty {
+  double lambda;
+};
+template <class T, class Op, class Penalty = no_penalty>
 void check_row_broadcast(const char* what, Op op, elem f, elem_grad gx, elem_grad gy, domain dx, domain dy,
-                         double penalty = 0) {
+                         Penalty pen = {}) {
+  constexpr bool penalized = std::is_same_v<Penalty, penalty>;
+  double lambda = 0;
+  if constexpr (penalized) lambda = pen.lambda;
   for (const shape& s : shapes) {
     const std::size_t n = s.rows * s.cols;
     const buffer<T> xs = make<T>(n, dx, 1, 1), bs = make<T>(s.cols, dy, 2, 3), cs = make<T>(n, {-1, 1}, 3, 2);
@@ -126,8 +134,8 @@ void check_row_broadcast(const char* what, Op op, elem f, elem_grad gx, elem_gra
         wb[j] += gy ? gy(x, y, c) : c * central_y(f, x, y);
       }
     for (std::size_t j = 0; j < s.cols; ++j) {
-      want += penalty * double(bs[j]) * double(bs[j]);
-      wb[j] += 2 * penalty * double(bs[j]);
+      want += lambda * double(bs[j]) * double(bs[j]);
+      wb[j] += 2 * lambda * double(bs[j]);
     }
     auto check = [&](const auto& loss) {
       const auto [v, gX, gb] = tad::grad(loss, X, b);
@@ -141,11 +149,11 @@ void check_row_broadcast(const char* what, Op op, elem f, elem_grad gx, elem_gra
       BOOST_TEST(gb.size() == s.cols);
       BOOST_TEST(bad == 0u, what << " d/db at " << s.rows << " x " << s.cols << ": " << bad << " elements differ");
     };
-    if (penalty == 0) {
+    if constexpr (!penalized) {
       check(tad::sum(C * op(X, b)));
     } else {
-      check(tad::sum(C * op(X, b)) + penalty * tad::squared_norm(b));
-      check(penalty * tad::squared_norm(b) + tad::sum(C * op(X, b)));
+      check(tad::sum(C * op(X, b)) + lambda * tad::squared_norm(b));
+      check(lambda * tad::squared_norm(b) + tad::sum(C * op(X, b)));
     }
   }
 }
