@@ -59,6 +59,7 @@ def main():
     ap.add_argument("--out", default=str(ROOT / "build" / "compile-times"))
     ap.add_argument("--no-syntax-only", action="store_true")
     ap.add_argument("--no-baselines", action="store_true")
+    ap.add_argument("--no-models", action="store_true", help="skip the shaped models (generate.MODELS)")
     ap.add_argument("--rev", help="measure the headers of this git revision, not the working tree")
     args = ap.parse_args()
 
@@ -82,6 +83,8 @@ def main():
     if not args.no_baselines:
         for name in generate.BASELINES:
             jobs += [(name, "-fsyntax-only"), (name, "-O2 -c")]
+    if not args.no_models:
+        jobs += [(name, "-O2 -c") for name in generate.MODELS]
     for n in sizes:
         if not args.no_syntax_only:
             jobs.append((f"grad_{n}.cpp", "-fsyntax-only"))
