@@ -212,6 +212,15 @@ BOOST_AUTO_TEST_CASE(shapes_that_do_not_broadcast_are_an_error_before_writing) {
                                "tad: arrays combined elementwise differ in length: variable 'w' has length 4, "
                                "variable 'c' has length 5",
                                4, 5);
+  // Vectors only, two reductions over one length (one loop): b is combined with x, not with a.
+  std::vector<double> a4(4, 1.0);
+  auto a = tad::var<"a">(a4);
+  auto x = tad::var<"x">(w4);
+  auto b2 = tad::var<"b">(b5);
+  tad_test::expect_shape_error([&] { (void)tad::value(tad::sum(a * x) + tad::sum(x * b2)); },
+                               "tad: arrays combined elementwise differ in length: variable 'x' has length 4, "
+                               "variable 'b' has length 5",
+                               4, 5);
 }
 
 BOOST_AUTO_TEST_CASE(grad_into_overwrites_the_buffers_every_call) {

@@ -114,6 +114,7 @@ template <class T, class Op, class Penalty = no_penalty>
 void check_row_broadcast(const char* what, Op op, elem f, elem_grad gx, elem_grad gy, domain dx, domain dy,
                          Penalty pen = {}) {
   constexpr bool penalized = std::is_same_v<Penalty, penalty>;
+  static_assert(penalized || std::is_same_v<Penalty, no_penalty>, "the last argument is penalty{lambda} or nothing");
   double lambda = 0;
   if constexpr (penalized) lambda = pen.lambda;
   for (const shape& s : shapes) {

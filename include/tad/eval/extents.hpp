@@ -127,6 +127,7 @@ struct extents {
     std::array<std::size_t, leaves> col{};        // axis class of an array leaf's last axis (no_class otherwise)
     std::array<std::size_t, leaves> nest_of{};    // nest of an array leaf's region (no_class otherwise)
     std::array<std::size_t, leaves> position{};   // each array leaf's position among the arrays, from 1
+    std::array<std::size_t, leaves> region_of{};  // each array leaf's region (a reduction's argument, or E)
     std::array<std::size_t, top + 1> region{};    // nest of each reduction's argument; [top]: of E
     std::array<std::size_t, leaves> nest_row{};   // per nest: its row axis class (no_class: a vector nest)
     std::array<std::size_t, leaves> nest_col{};   // per nest: its last axis class
@@ -177,6 +178,7 @@ struct extents {
       r.row[i] = r.col[i] = r.nest_of[i] = no_class;
       if (!l[i].is_array) continue;
       r.position[i] = ++arrays;
+      r.region_of[i] = l[i].region;
       if (l[i].rank == 2) r.row[i] = class_of(2 * i);
       r.col[i] = class_of(2 * i + 1);
       if (l[i].rank == 2) {
@@ -277,23 +279,22 @@ struct fixed_by {
 
 /// The extents of e's nests; throws shape_error, before anything is evaluated, naming the
 /// first array that fixed an axis and the first one that disagrees with it, with both shapes.
-/// Where an array of the disagreeing one's own nest came before it (combined with it
+/// Where an array of the disagreeing one's own region came before it (combined with it
 /// elementwise: `b * c` in `sum(X + b) + sum(b * c)`), that one is named, not the array that
 /// fixed the class elsewhere (X).
 template <class E>
 constexpr extent_array<E> bind_extents(const E& e) {
   using extent_info = extents<E>;
   constexpr std::size_t NA = extent_info::classes;
-  constexpr std::size_t NN = extent_info::nests;
-  // Per axis class: its extent and the array that fixed it; per nest: its first array.
+  // Per axis class: its extent and the array that fixed it; per region: its first array.
   std::array<std::size_t, NA> ext{};
   std::array<fixed_by, NA> first{};
-  std::array<fixed_by, NN> nest_first{};
+  std::array<fixed_by, extent_info::top + 1> region_first{};
   visit_leaves<0>(e, [&]<std::size_t I>(const auto& leaf) {
     using L = std::remove_cvref_t<decltype(leaf)>;
     if constexpr (L::is_array) {
       constexpr int rank = leaf_rank<L>();
-      constexpr std::size_t nest = extent_info::t.nest_of[I];
+      constexpr std::size_t region = extent_info::t.region_of[I];
       std::size_t lr = 1, lc = leaf.size;
       if constexpr (rank == 2) lr = leaf.rows, lc = leaf.cols;
       const fixed_by self{extent_info::t.position[I], lr, lc, extent_info::t.row[I], rank, &describe_array<L>};
@@ -303,10 +304,11 @@ constexpr extent_array<E> bind_extents(const E& e) {
           ext[c] = extent;
           first[c] = self;
         } else if (ext[c] != extent) {
-          // The nest's first array has this axis when it is the nest's last axis or a matrix.
-          const fixed_by& f = nest_first[nest].describe != nullptr &&
-                                      (c == extent_info::t.nest_col[nest] || nest_first[nest].rank == 2)
-                                  ? nest_first[nest]
+          // The region's first array has this axis (its arrays share their last axis, its
+          // matrices their rows) when c is this leaf's last axis or that array is a matrix.
+          const fixed_by& f = region_first[region].describe != nullptr &&
+                                      (c == extent_info::t.col[I] || region_first[region].rank == 2)
+                                  ? region_first[region]
                                   : first[c];
           const std::string a = f.describe(f.position), b = describe_array<L>(self.position);
           if (f.rank == 2 && rank == 2 && f.row_class != self.row_class)
@@ -319,7 +321,7 @@ constexpr extent_array<E> bind_extents(const E& e) {
       };
       if constexpr (rank == 2) check(extent_info::t.row[I], lr);
       check(extent_info::t.col[I], lc);
-      if (nest_first[nest].describe == nullptr) nest_first[nest] = self;
+      if (region_first[region].describe == nullptr) region_first[region] = self;
     }
   });
   extent_array<E> r{};
