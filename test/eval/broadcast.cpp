@@ -197,7 +197,8 @@ BOOST_AUTO_TEST_CASE(shapes_that_do_not_broadcast_are_an_error_before_writing) {
   tad_test::expect_shape_error([&] { (void)tad::value(tad::sum(c * X)); },
                                "tad: shapes do not broadcast: variable 'c' has length 3, variable 'X' has shape 3 x 4 "
                                "(a vector combined with a matrix is one row, repeated for every row: its length must "
-                               "be the number of columns)",
+                               "be the number of columns; a vector as long as the rows would be a column, not "
+                               "supported yet)",
                                3, 4);
   // One variable, one length: b as a row of X and in a penalty of its own.
   std::vector<double> w4(4, 1.0);

@@ -252,9 +252,13 @@ inline std::string shape_string(std::size_t rows, std::size_t cols) {
                                                                             const std::string& vector, std::size_t n) {
   const std::string m = matrix + " has shape " + shape_string(rows, cols);
   const std::string v = vector + " has length " + std::to_string(n);
+  // A vector as long as the rows was most likely meant as a column (NumPy's x[:, None]).
+  const std::string column_hint =
+      n == rows && n != cols ? "; a vector as long as the rows would be a column, not supported yet" : "";
   throw shape_error::with_message("tad: shapes do not broadcast: " + (matrix_first ? m + ", " + v : v + ", " + m) +
                                       " (a vector combined with a matrix is one row, repeated for every row: its "
-                                      "length must be the number of columns)",
+                                      "length must be the number of columns" +
+                                      column_hint + ")",
                                   matrix_first ? cols : n, matrix_first ? n : cols);
 }
 
