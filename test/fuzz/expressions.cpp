@@ -962,12 +962,16 @@ void ref_sce(const ctx& c, const result& r) {
   const double nn = double(c.n) + 8;
   const double dSt = nn * c.L.eps * aSt, dD = nn * c.L.eps * aD;
   const double want = St * l.value - D;
-  const double tol = std::abs(St) * l.tol + std::abs(l.value) * dSt + dD + 4 * c.L.eps * (std::abs(St * l.value) + std::abs(D));
+  // Each product y x and the final St lse - D may round into the subnormal range (float
+  // targets of 1e-45: the loss is a few denorm_min): an absolute denorm_min per rounding.
+  const double tol = std::abs(St) * l.tol + std::abs(l.value) * dSt + dD + 4 * c.L.eps * (std::abs(St * l.value) + std::abs(D)) +
+                     (nn + 4) * c.L.denorm;
   if (!(std::abs(r.value - want) <= tol)) fail("softmax_cross_entropy: tad %.17g, reference %.17g (tolerance %.3g)", r.value, want, tol);
   for (std::size_t i = 0; i < c.n; ++i) {
     const double p = l.softmax[i];
     const double gz = St * p - c.y[i];
-    const double tz = std::abs(St) * l.softmax_tol[i] + p * dSt + 4 * c.L.eps * (std::abs(St * p) + std::abs(c.y[i]));
+    const double tz = std::abs(St) * l.softmax_tol[i] + p * dSt + 4 * c.L.eps * (std::abs(St * p) + std::abs(c.y[i])) +
+                      4 * c.L.denorm;
     expect_grad("d sce/dz (sum(t) softmax - t)", r.gx, i, gz, tz);
     const double gt = l.value - c.x[i];
     expect_grad("d sce/dt (logsumexp - z)", r.gy, i, gt, l.tol + 4 * c.L.eps * (std::abs(l.value) + std::abs(c.x[i])));
