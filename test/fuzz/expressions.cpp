@@ -1142,9 +1142,11 @@ void ref_normalize(const ctx& c, const result& r) {
   const double nn = double(c.n) + 8;
   for (std::size_t i = 0; i < c.n; ++i) {
     const double g = (c.y[i] - e[i] * ye) / N;
-    // subnormal products in the numerator round by half a denorm_min each; 1 / N amplifies them
+    // subnormal products in the numerator round by half a denorm_min each; 1 / N amplifies them.
+    // tad's dot(y, x) rounds its products x_j y_j so too, and reaches dx_i times x_i / N^3 =
+    // e_i / N^2 (x = (0.0024, denorm_min, ...): 1e5 times a denorm_min per product).
     const double t = (std::abs(c.y[i]) * rel + std::abs(e[i]) * aye * (2 * rel + nn * c.L.eps) + nn * c.L.denorm) / N +
-                     std::abs(g) * rel;
+                     std::abs(e[i]) * nn * c.L.denorm / (N * N) + std::abs(g) * rel;
     expect_grad("d sum(y x / norm(x))/dx", r.gx, i, g, 4 * t + 4 * c.L.denorm);
   }
 }
