@@ -1,10 +1,11 @@
 // Matrix parameters (doc/shapes.md): calibrating a camera sensor whose every pixel has its own
 // gain and offset, two 48 x 64 matrices, from three flat-field exposures, with Adam after
 // tad::clip_by_global_norm; then a sensor with one offset per column, a vector broadcast across
-// the rows, with an L2 penalty on each parameter. One line per epoch (loss, error of the fitted
-// gain and offset against the truth); exits with 1 unless the errors end below 0.01 (the
-// noise allows ~0.004 for the gain, see below; a column offset: below 0.005) and the shape
-// checks behave as documented.
+// the rows, with an L2 penalty on each parameter; then one with an offset per row, a vector as a
+// column (tad::as_column) broadcast across the columns. One line per epoch (loss, error of the
+// fitted gain and offset against the truth); exits with 1 unless the errors end below 0.01 (the
+// noise allows ~0.004 for the gain, see below; a column or row offset: below 0.005) and the
+// shape checks behave as documented.
 #include <tad/tad.hpp>
 
 #include <cmath>
@@ -73,13 +74,17 @@ int main() {
 
   // A second sensor whose offsets are per column (one readout amplifier per column: column
   // fixed-pattern noise): the offset is a vector of 64, broadcast across the 48 rows.
-  tad::matrix<double> column_exposure[3] = {{rows, cols}, {rows, cols}, {rows, cols}};
+  // Three exposures of the true gain plus offset(r, c) and noise.
+  auto expose = [&](auto offset_at) {
+    std::vector<tad::matrix<double>> m(3, tad::matrix<double>(rows, cols));
+    for (std::size_t k = 0; k < 3; ++k)
+      for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < cols; ++c) m[k](r, c) = true_gain(r, c) * levels[k] + offset_at(r, c) + 0.002 * normal(rng);
+    return m;
+  };
   std::vector<double> true_column_offset(cols);
   for (double& o : true_column_offset) o = 0.05 * normal(rng);
-  for (std::size_t k = 0; k < 3; ++k)
-    for (std::size_t r = 0; r < rows; ++r)
-      for (std::size_t c = 0; c < cols; ++c)
-        column_exposure[k](r, c) = true_gain(r, c) * levels[k] + true_column_offset[c] + 0.002 * normal(rng);
+  const auto column_exposure = expose([&](std::size_t, std::size_t c) { return true_column_offset[c]; });
 
   // [columns]
   // A matrix gain and a vector offset: `G2 * level + o` adds o to every row (NumPy's rule: a
@@ -109,6 +114,38 @@ int main() {
   // Each column offset is shared by 48 pixels: it is estimated far better than a pixel's.
   if (rms_difference(gain2, true_gain) >= 0.01 || rms_difference(column_offset, true_column_offset) >= 0.005) {
     std::printf("WRONG: the per-column fit is off (gain >= 0.01 or column offset >= 0.005)\n");
+    ok = false;
+  }
+
+  // A third sensor whose offsets are per row (one dark level per readout line): the offset is a
+  // vector of 48, a column broadcast across the 64 columns.
+  std::vector<double> true_row_offset(rows);
+  for (double& v : true_row_offset) v = 0.05 * normal(rng);
+  const auto row_exposure = expose([&](std::size_t r, std::size_t) { return true_row_offset[r]; });
+
+  // [rows]
+  // `G3 * level + as_column(d)` adds d[r] to every element of row r (NumPy's d[:, None]); d's
+  // gradient is summed along each row. The data terms are one loop over the rows again.
+  tad::matrix<double> gain3(rows, cols, 1.0);
+  std::vector<double> row_offset(rows, 0.0);
+  auto G3 = tad::var<"G3">(gain3);
+  auto d = tad::var<"d">(row_offset);
+  auto fit3 = [&](double level, const tad::matrix<double>& measured) {
+    return tad::mean(tad::square(G3 * level + tad::as_column(d) - tad::constant(measured)));
+  };
+  auto loss3 = fit3(levels[0], row_exposure[0]) + fit3(levels[1], row_exposure[1]) +
+               fit3(levels[2], row_exposure[2]) + 1e-6 * tad::squared_norm(d);
+  tad::parameter_set params3(G3, d);
+  tad::gradient_set grads3(params3);
+  tad::adam opt3(params3, tad::cosine_decay{.init = 0.02, .total_steps = epochs * steps_per_epoch, .alpha = 0.01});
+  double l3 = 0;
+  for (std::size_t step = 0; step < epochs * steps_per_epoch; ++step)
+    l3 = tad::train_step(loss3, params3, grads3, tad::clip_by_global_norm(1.0), opt3);
+  std::printf("rows: loss %.3e  gain rms error %.5f  row offset rms error %.5f\n", l3,
+              rms_difference(gain3, true_gain), rms_difference(row_offset, true_row_offset));
+  // [rows]
+  if (rms_difference(gain3, true_gain) >= 0.01 || rms_difference(row_offset, true_row_offset) >= 0.005) {
+    std::printf("WRONG: the per-row fit is off (gain >= 0.01 or row offset >= 0.005)\n");
     ok = false;
   }
 

@@ -192,13 +192,13 @@ BOOST_AUTO_TEST_CASE(shapes_that_do_not_broadcast_are_an_error_before_writing) {
                                4, 5);
   BOOST_TEST(std::all_of(gx.begin(), gx.end(), [](double t) { return t == 7.0; }));
   BOOST_TEST(std::all_of(gb.begin(), gb.end(), [](double t) { return t == 7.0; }));
-  // The vector first; a vector as long as the rows (a column would need as_column: not built).
+  // The vector first; a vector as long as the rows (a column is written as_column(c)).
   auto c = tad::var<"c">(b3);
   tad_test::expect_shape_error([&] { (void)tad::value(tad::sum(c * X)); },
                                "tad: shapes do not broadcast: variable 'c' has length 3, variable 'X' has shape 3 x 4 "
                                "(a vector combined with a matrix is one row, repeated for every row: its length must "
-                               "be the number of columns; a vector as long as the rows would be a column, not "
-                               "supported yet)",
+                               "be the number of columns; a vector as long as the rows is a column as "
+                               "tad::as_column(v))",
                                3, 4);
   // One variable, one length: b as a row of X and in a penalty of its own.
   std::vector<double> w4(4, 1.0);

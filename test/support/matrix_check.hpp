@@ -101,42 +101,46 @@ void check_elementwise(const char* what, Op op, elem f, elem_grad gx, elem_grad 
 }
 
 /// sum(C * op(X, b)) at every shape, b a vector variable of length cols broadcast across X's
-/// rows: its value against sum c f(x, b_j), d/dX against c times the central difference of f in
-/// x (or gx), d/db_j against the sum over the rows of c times the central difference in y (or
-/// gy). With a `penalty{lambda}` argument the loss adds `lambda * squared_norm(b)` before and
-/// after the sum (two losses), so b is also read in a nest of its own (first touch in the row
-/// nest, or after it); the choice is made at compile time, so no loss is instantiated unrun.
+/// rows (Form::row; Form::column: b of length rows as `as_column(b)`, broadcast across X's
+/// columns): its value against sum c f(x, b_j) (b_r), d/dX against c times the central
+/// difference of f in x (or gx), d/db_j against the sum over the rows (columns) of c times the
+/// central difference in y (or gy). With a `penalty{lambda}` argument the loss adds
+/// `lambda * squared_norm(b)` before and after the sum (two losses), so b is also read in a
+/// nest of its own (first touch in the row nest, or after it); the choice is made at compile
+/// time, so no loss is instantiated unrun.
 struct no_penalty {};
 struct penalty {
   double lambda;
 };
-template <class T, class Op, class Penalty = no_penalty>
-void check_row_broadcast(const char* what, Op op, elem f, elem_grad gx, elem_grad gy, domain dx, domain dy,
-                         Penalty pen = {}) {
+enum class form { row, column };
+template <class T, form Form, class Op, class Penalty = no_penalty>
+void check_broadcast(const char* what, Op op, elem f, elem_grad gx, elem_grad gy, domain dx, domain dy,
+                     Penalty pen = {}) {
   constexpr bool penalized = std::is_same_v<Penalty, penalty>;
+  constexpr bool column = Form == form::column;
   static_assert(penalized || std::is_same_v<Penalty, no_penalty>, "the last argument is penalty{lambda} or nothing");
   double lambda = 0;
   if constexpr (penalized) lambda = pen.lambda;
   for (const shape& s : shapes) {
-    const std::size_t n = s.rows * s.cols;
-    const buffer<T> xs = make<T>(n, dx, 1, 1), bs = make<T>(s.cols, dy, 2, 3), cs = make<T>(n, {-1, 1}, 3, 2);
+    const std::size_t n = s.rows * s.cols, nb = column ? s.rows : s.cols;
+    const buffer<T> xs = make<T>(n, dx, 1, 1), bs = make<T>(nb, dy, 2, 3), cs = make<T>(n, {-1, 1}, 3, 2);
     auto X = tad::var<"X">(xs.data(), s.rows, s.cols);
     auto b = tad::var<"b">(bs.cspan());
     auto C = tad::constant(cs.data(), s.rows, s.cols);
     double want = 0, scale = 0;
-    std::vector<double> wx(n), wb(s.cols);
+    std::vector<double> wx(n), wb(nb);
     for (std::size_t r = 0; r < s.rows; ++r)
       for (std::size_t j = 0; j < s.cols; ++j) {
-        const std::size_t i = r * s.cols + j;
-        const double x = double(xs[i]), y = double(bs[j]), c = double(cs[i]);
+        const std::size_t i = r * s.cols + j, k = column ? r : j;
+        const double x = double(xs[i]), y = double(bs[k]), c = double(cs[i]);
         want += c * f(x, y);
         scale += std::abs(c * f(x, y));
         wx[i] = gx ? gx(x, y, c) : c * central_x(f, x, y);
-        wb[j] += gy ? gy(x, y, c) : c * central_y(f, x, y);
+        wb[k] += gy ? gy(x, y, c) : c * central_y(f, x, y);
       }
-    for (std::size_t j = 0; j < s.cols; ++j) {
-      want += lambda * double(bs[j]) * double(bs[j]);
-      wb[j] += 2 * lambda * double(bs[j]);
+    for (std::size_t k = 0; k < nb; ++k) {
+      want += lambda * double(bs[k]) * double(bs[k]);
+      wb[k] += 2 * lambda * double(bs[k]);
     }
     auto check = [&](const auto& loss) {
       const auto [v, gX, gb] = tad::grad(loss, X, b);
@@ -144,19 +148,32 @@ void check_row_broadcast(const char* what, Op op, elem f, elem_grad gx, elem_gra
                  what << " value at " << s.rows << " x " << s.cols << ": tad " << v << ", expected " << want);
       expect_matrix(gX, s, wx, what, "X");
       std::size_t bad = 0;
-      // Each d/db_j sums rows terms: its tolerance grows with them.
-      const double tol = tad_test::grad_tol<T>() * std::max(1.0, std::sqrt(double(s.rows)));
-      for (std::size_t j = 0; j < s.cols; ++j) bad += !tad_test::close(double(gb[j]), wb[j], tol);
-      BOOST_TEST(gb.size() == s.cols);
+      // Each d/db_k sums cols (rows) terms: its tolerance grows with them.
+      const double tol = tad_test::grad_tol<T>() * std::max(1.0, std::sqrt(double(column ? s.cols : s.rows)));
+      for (std::size_t k = 0; k < nb; ++k) bad += !tad_test::close(double(gb[k]), wb[k], tol);
+      BOOST_TEST(gb.size() == nb);
       BOOST_TEST(bad == 0u, what << " d/db at " << s.rows << " x " << s.cols << ": " << bad << " elements differ");
     };
+    const auto bb = [&] {
+      if constexpr (column) return tad::as_column(b); else return b;
+    }();
     if constexpr (!penalized) {
-      check(tad::sum(C * op(X, b)));
+      check(tad::sum(C * op(X, bb)));
     } else {
-      check(tad::sum(C * op(X, b)) + lambda * tad::squared_norm(b));
-      check(lambda * tad::squared_norm(b) + tad::sum(C * op(X, b)));
+      check(tad::sum(C * op(X, bb)) + lambda * tad::squared_norm(b));
+      check(lambda * tad::squared_norm(b) + tad::sum(C * op(X, bb)));
     }
   }
+}
+template <class T, class Op, class Penalty = no_penalty>
+void check_row_broadcast(const char* what, Op op, elem f, elem_grad gx, elem_grad gy, domain dx, domain dy,
+                         Penalty pen = {}) {
+  check_broadcast<T, form::row>(what, op, f, gx, gy, dx, dy, pen);
+}
+template <class T, class Op, class Penalty = no_penalty>
+void check_column_broadcast(const char* what, Op op, elem f, elem_grad gx, elem_grad gy, domain dx, domain dy,
+                            Penalty pen = {}) {
+  check_broadcast<T, form::column>(what, op, f, gx, gy, dx, dy, pen);
 }
 
 struct times3 {

@@ -109,7 +109,9 @@ struct gradcheck_store {
 template <class E>
 auto to_double(const E& e, gradcheck_store& store) {
   if constexpr (is_leaf_v<E>) {
-    if constexpr (E::is_variable && leaf_rank<E>() == 2) {
+    if constexpr (is_column_v<E>) {
+      return as_column(to_double(e.vec, store));
+    } else if constexpr (E::is_variable && leaf_rank<E>() == 2) {
       return matrix_var<E::name, double>{store.var(E::name.view(), e.data, e.size), e.size, e.rows, e.cols};
     } else if constexpr (E::is_variable && E::is_array) {
       return array_var<E::name, double>{store.var(E::name.view(), e.data, e.size), e.size};

@@ -83,7 +83,11 @@ void print_child(std::string& out, const E& e, bool parenthesize) {
 
 template <class E>
 void print_leaf(std::string& out, const E& e) {
-  if constexpr (requires { E::name; }) {
+  if constexpr (is_column_v<E>) {
+    out += "column(";
+    print_leaf(out, e.vec);
+    out += ')';
+  } else if constexpr (requires { E::name; }) {
     out += E::name.view();
   } else if constexpr (requires { E::input_index; }) {
     out += '$';

@@ -120,6 +120,7 @@ struct props {  // leaves
   static constexpr int level = 0;               // 1 + level of the argument, for reductions
   static constexpr bool is_root = false;
   static constexpr std::size_t roots = 0;
+  static constexpr bool has_column = is_column_v<E>;  // as_column(v), not looking inside reductions
 };
 
 template <class Op, class... C>
@@ -137,6 +138,7 @@ struct props<node<Op, C...>> {
   static constexpr bool is_root = !is_reduction && !is_array && !is_mask;
   /// Number of maximal loop invariants below an array node (a reduction is opaque).
   static constexpr std::size_t roots = is_reduction ? 0 : is_root ? 1 : (props<C>::roots + ... + 0);
+  static constexpr bool has_column = !is_reduction && (props<C>::has_column || ...);
 };
 
 /// Does the gradient of `E` reach a variable named `Name`? `Through` decides whether it looks
@@ -196,4 +198,33 @@ namespace tad {
 template <class X>
 concept variable = expression<X> && requires { std::remove_cvref_t<X>::is_variable; } &&
                    std::remove_cvref_t<X>::is_variable;
+}  // namespace tad
+
+namespace tad {
+namespace detail {
+/// What as_column takes: a vector leaf (variable or constant).
+template <class V>
+concept column_source = expression<V> && is_leaf_v<V> && !is_column_v<V> && V::is_array && leaf_rank<V>() == 1;
+}  // namespace detail
+
+/// `as_column(v)`: the vector v (a variable or a constant made from contiguous storage) as an
+/// `n x 1` column, broadcast across the columns of the matrix it is combined with: in
+/// `X - as_column(m)` row r of X has `m[r]` subtracted from each of its elements (NumPy's
+/// `X - m[:, None]`). Its length must be the matrix's number of rows. doc/shapes.md, "Columns".
+template <class V>
+constexpr auto as_column(const V& v) noexcept {
+  if constexpr (detail::poisoned_v<V>) {
+    return invalid_expression{};
+  } else {
+    constexpr bool ok = detail::column_source<V>;
+    if constexpr (ok) {
+      return column_leaf<V>{{}, v, typename V::value_type{}};
+    } else {
+      static_assert(ok, "tad::as_column(v): v must be a vector (a tad::var or tad::constant of contiguous "
+                        "storage), not a matrix, a scalar or an expression; for an expression of a vector, "
+                        "apply the ops to its column: tad::exp(tad::as_column(c))");
+      return invalid_expression{};
+    }
+  }
+}
 }  // namespace tad

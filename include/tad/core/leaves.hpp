@@ -112,6 +112,36 @@ struct matrix_constant {
   std::size_t cols = 0;
 };
 
+namespace detail {
+/// The name of a column of a vector variable (the variable's own); none for a constant.
+template <class L>
+struct column_name {};
+template <class L>
+  requires L::is_variable
+struct column_name<L> {
+  static constexpr auto name = L::name;
+};
+}  // namespace detail
+
+/// A vector as a column (made by `as_column(v)`): the `n x 1` matrix whose row r is `v[r]`,
+/// broadcast across the columns of the matrix it is combined with (NumPy's `v[:, None]`). A
+/// column of a variable is that variable: its gradient is the vector's, summed over the
+/// columns. To the elementwise loop a column is one value per row, so `is_array` is false (an
+/// op of columns only, `exp(as_column(c))`, is computed once per row); extents and the entry
+/// points see the vector (`vec`). doc/shapes.md, "Columns".
+template <class L>
+struct column_leaf : detail::column_name<L> {
+  using tad_kind = detail::leaf_kind;
+  using value_type = typename L::value_type;
+  using vector_type = L;
+  static constexpr bool is_array = false;
+  static constexpr bool is_column = true;
+  static constexpr bool is_variable = L::is_variable;
+  static constexpr int rank = 2;
+  L vec;
+  value_type val{};  // the element of the row being computed (set by the engine per row)
+};
+
 /// The compile-time constant Num/Den; it has no storage and adapts to the expression's type.
 template <long long Num, long long Den = 1>
 struct literal {
@@ -151,6 +181,25 @@ inline constexpr std::size_t matrix_area(std::size_t rows, std::size_t cols, con
   if (cols != 0 && rows > static_cast<std::size_t>(-1) / cols)
     throw std::length_error(std::string(api) + ": rows * cols overflows std::size_t");
   return rows * cols;
+}
+/// Is L a column (`as_column(v)`)?
+template <class L>
+inline constexpr bool is_column_v = requires { L::is_column; };
+/// The leaf that names a variable: a column's vector, any other leaf itself.
+template <class L>
+struct named_leaf {
+  using type = L;
+};
+template <class L>
+  requires is_column_v<L>
+struct named_leaf<L> {
+  using type = typename L::vector_type;
+};
+template <class L>
+using named_leaf_t = typename named_leaf<L>::type;
+template <class L>
+constexpr const named_leaf_t<L>& named_leaf_of(const L& l) noexcept {
+  if constexpr (is_column_v<L>) return l.vec; else return l;
 }
 /// Are two leaves of one type views of the same elements with the same shape?
 template <class L>

@@ -66,7 +66,7 @@ struct join_all<T, Ts...> {
 /// The strong (variable or array) element type of E: void if none, ambiguous_type if mixed.
 template <class E>
 struct strong_type {
-  using type = std::conditional_t<E::is_variable || E::is_array, typename E::value_type, void>;
+  using type = std::conditional_t<E::is_variable || E::is_array || is_column_v<E>, typename E::value_type, void>;
 };
 template <class Op, class... C>
 struct strong_type<node<Op, C...>> {
@@ -76,7 +76,7 @@ struct strong_type<node<Op, C...>> {
 /// The weak (scalar constant) type of E, or void.
 template <class E>
 struct weak_type {
-  using type = std::conditional_t<E::is_variable || E::is_array || std::is_void_v<typename E::value_type>,
+  using type = std::conditional_t<E::is_variable || E::is_array || is_column_v<E> || std::is_void_v<typename E::value_type>,
                                   void, typename E::value_type>;
 };
 template <class A, class B>

@@ -84,7 +84,9 @@ TAD_INLINE constexpr auto forward(const E& e, const Ctx& ctx, std::size_t i) {
   if constexpr (Loop && props<E>::is_root) {
     return vals<V>{simd::splat<V>(ctx.inv[Root])};
   } else if constexpr (is_leaf_v<E>) {
-    if constexpr (requires { typename Ctx::wrt; } && E::is_variable && !E::is_array) {
+    if constexpr (is_column_v<E>) {
+      return vals<V>{simd::splat<V>(static_cast<T>(e.val))};  // the row's element, set per row
+    } else if constexpr (requires { typename Ctx::wrt; } && E::is_variable && !E::is_array) {
       if constexpr (Ctx::wrt::template index<E::name> < Ctx::wrt::size) {
         return vals<V>{simd::splat<V>(ctx.wval[Ctx::wrt::template index<E::name>])};
       } else {

@@ -116,6 +116,13 @@ class engine {
     return false;
   }();
   static constexpr std::size_t U = TAD_UNROLL;
+  static_assert([] {
+    for (std::size_t k = 0; k < NV; ++k)
+      for (std::size_t n = 0; n < NC; ++n)
+        if (P::row_in(k, n) && P::column_in(k, n)) return false;
+    return true;
+  }(), "tad: a vector variable is used both as a row (b) and as a column (tad::as_column(b)) of one matrix "
+       "computation; not supported yet: use two variables");
   using B = simd::batch<T>;
   using ctx_t = context<T, NR, NI, W>;
 
@@ -133,7 +140,7 @@ class engine {
     // Each scalar variable is read once, from its first occurrence in e.
     visit_leaves<0>(e_, [&]<std::size_t I>(const auto& leaf) {
       using L = std::remove_cvref_t<decltype(leaf)>;
-      if constexpr (L::is_variable && !L::is_array) {
+      if constexpr (L::is_variable && !L::is_array && !is_column_v<L>) {
         constexpr std::size_t k = W::template index<L::name>;
         if constexpr (k < NV && I == first_leaf<E, L::name>(0)) ctx_.wval[k] = leaf.value();
       }
@@ -325,7 +332,8 @@ class engine {
     } else {
       if constexpr (bwd) {
         static_for<NV>([&](auto k) TAD_INLINE_LAMBDA {
-          if constexpr (is_array_k<k.value>() && touches_here(depth, k.value, N)) a.sk.var[k.value] = simd::splat<V>(-0.0);
+          if constexpr (is_array_k<k.value>() && touches_here(depth, k.value, N) && !P::column_in(k.value, N))
+            a.sk.var[k.value] = simd::splat<V>(-0.0);
         });
       }
       auto visit = [&]<std::size_t S>(const auto& r) TAD_INLINE_LAMBDA {
@@ -354,7 +362,7 @@ class engine {
       visit_reductions<0>(l.e, visit);
       if constexpr (bwd) {
         static_for<NV>([&](auto k) TAD_INLINE_LAMBDA {
-          if constexpr (is_array_k<k.value>() && touches_here(depth, k.value, N)) {
+          if constexpr (is_array_k<k.value>() && touches_here(depth, k.value, N) && !P::column_in(k.value, N)) {
             T* p = l.outs[k.value] + i;
             if constexpr (P::stores(depth, k.value, N)) {
               simd::store_any(p, a.sk.var[k.value]);
@@ -439,17 +447,71 @@ class engine {
   }
 
   /// Points the matrix leaves of nest Nest in dst at row r of the same leaves of src (offset
-  /// r * cols); I is the position of dst's first leaf. Leaves of other nests are left alone:
-  /// their extents differ, so the offset could point past them.
+  /// r * cols) and sets its columns to their r-th elements; I is the position of dst's first
+  /// leaf. Leaves of other nests are left alone: their extents differ, so the offset could
+  /// point past them.
   template <std::size_t Nest, std::size_t I, class N>
-  TAD_INLINE static void rebase_rows(N& dst, const N& src, std::size_t offset) {
+  TAD_INLINE static void rebase_rows(N& dst, const N& src, std::size_t offset, std::size_t r) {
     if constexpr (is_leaf_v<N>) {
-      if constexpr (N::is_array && leaf_rank<N>() == 2 && extents<E>::t.nest_of[I] == Nest) dst.data = src.data + offset;
+      if constexpr (extents<E>::t.nest_of[I] == Nest) {
+        if constexpr (N::is_array && leaf_rank<N>() == 2) dst.data = src.data + offset;
+        else if constexpr (is_column_v<N>) dst.val = src.vec.data[r];
+      }
     } else {
       static_for<N::arity>([&](auto k) TAD_INLINE_LAMBDA {
-        rebase_rows<Nest, child_leaf_offset<N, k.value, I>()>(child<k.value>(dst), child<k.value>(src), offset);
+        rebase_rows<Nest, child_leaf_offset<N, k.value, I>()>(child<k.value>(dst), child<k.value>(src), offset, r);
       });
     }
+  }
+
+  /// Sets the columns of nest Nest in e to their r-th elements (for the loop invariants, which
+  /// are computed from e_).
+  template <std::size_t Nest, std::size_t I, class N>
+  static void set_columns(N& e, std::size_t r) {
+    if constexpr (is_leaf_v<N>) {
+      if constexpr (is_column_v<N> && extents<E>::t.nest_of[I] == Nest) e.val = e.vec.data[r];
+    } else {
+      static_for<N::arity>([&](auto k) { set_columns<Nest, child_leaf_offset<N, k.value, I>()>(child<k.value>(e), r); });
+    }
+  }
+
+  /// The end of row r of nest N when it holds columns: the adjoints of its loop invariants
+  /// (which may hold the row's column elements) are propagated, and each column variable's
+  /// summed adjoint is its gradient's element r; those accumulators restart at zero.
+  template <pass_kind K, int A, std::size_t N>
+  void finish_row(std::array<acc<B>, U>& ab, acc<T>& at, std::size_t row) {
+    constexpr int depth = K == pass_kind::backward ? A : 0;
+    auto fin = [&]<std::size_t S>(const auto& r) {
+      using R = std::remove_cvref_t<decltype(r)>;
+      constexpr reduction_info I = P::info[S];
+      if constexpr (backward_here<K, A, N>(I)) {
+        auto push = [&]<std::size_t SS, std::size_t RR>(const auto& node) {
+          if constexpr (W::template reached<std::remove_cvref_t<decltype(node)>>) {
+            B s = ab[0].sk.inv[RR];
+            for (std::size_t u = 1; u < U; ++u) s = s + ab[u].sk.inv[RR];
+            backward_scalar<SS>(node, simd::hsum(s) + at.sk.inv[RR]);
+            for (auto& a : ab) a.sk.inv[RR] = simd::splat<B>(0);
+            at.sk.inv[RR] = T(0);
+          }
+        };
+        visit_roots<S + 1 - props<R>::reductions, I.root_base>(r.arg, push);
+      }
+    };
+    visit_reductions<0>(e_, fin);
+    static_for<NV>([&](auto k) {
+      if constexpr (is_array_k<k.value>() && P::column_in(k.value, N) && touches_here(depth, k.value, N)) {
+        B s = ab[0].sk.var[k.value];
+        for (std::size_t u = 1; u < U; ++u) s = s + ab[u].sk.var[k.value];
+        // scalar_grad_ holds what the loop invariants pushed into this row's element.
+        const T g = simd::hsum(s) + at.sk.var[k.value] + scalar_grad_[k.value];
+        T* p = outs_[k.value] + row;
+        if constexpr (P::stores(depth, k.value, N)) *p = g;
+        else *p += g;
+        for (auto& a : ab) a.sk.var[k.value] = simd::splat<B>(0);
+        at.sk.var[k.value] = T(0);
+        scalar_grad_[k.value] = T(0);
+      }
+    });
   }
 
   /// The loop of a row nest (a vector broadcast across a matrix's rows; extents.hpp): per row,
@@ -461,8 +523,9 @@ class engine {
     constexpr std::size_t W_ = simd::width<T>;
     constexpr bool bwd = K == pass_kind::backward || K == pass_kind::fused || K == pass_kind::scaled;
     constexpr int depth = K == pass_kind::backward ? A : 0;
+    constexpr bool columns = extents<E>::t.nest_columns[N];  // per-row invariants and gradients
     const std::size_t rows = rows_[N], cols = cols_[N];
-    compute_invariants<K, A, N>();
+    if constexpr (!columns) compute_invariants<K, A, N>();
     if constexpr (bwd) {
       static_for<NV>([&](auto k) {
         if constexpr (is_array_k<k.value>() && P::zero_fills(depth, k.value, N)) {
@@ -478,7 +541,12 @@ class engine {
     for (std::size_t k = 0; k < NV; ++k) l.outs[k] = outs_[k];
     for (std::size_t r = 0; r < rows; ++r) {
       const std::size_t offset = r * cols;
-      rebase_rows<N, 0>(l.e, e_, offset);
+      rebase_rows<N, 0>(l.e, e_, offset, r);
+      if constexpr (columns) {
+        set_columns<N, 0>(e_, r);
+        compute_invariants<K, A, N>();
+        l.ctx.inv = ctx_.inv;
+      }
       static_for<NV>([&](auto k) {
         if constexpr (bwd && is_array_k<k.value>() && !P::row_in(k.value, N) && touches_here(depth, k.value, N))
           l.outs[k.value] = outs_[k.value] + offset;
@@ -492,6 +560,7 @@ class engine {
       }
       for (; j + W_ <= cols; j += W_) step<K, A, N>(l, ab[0], j);
       for (; j < cols; ++j) step<K, A, N>(l, at, j);
+      if constexpr (columns && bwd) finish_row<K, A, N>(ab, at, r);
     }
     if constexpr (K != pass_kind::store) finish<K, A, N>(ab, at);
   }
@@ -514,8 +583,9 @@ class engine {
         ctx_.val[S] = res.value;
         ctx_.aux[S] = res.aux;
       }
-      if constexpr (backward_here<K, A, N>(I)) {
-        // Each loop invariant of the argument: its summed adjoint, propagated once.
+      if constexpr (backward_here<K, A, N>(I) && !extents<E>::t.nest_columns[N]) {
+        // Each loop invariant of the argument: its summed adjoint, propagated once (with
+        // columns, once per row: finish_row).
         auto push = [&]<std::size_t SS, std::size_t RR>(const auto& node) {
           if constexpr (W::template reached<std::remove_cvref_t<decltype(node)>>) {
             B s = ab[0].sk.inv[RR];
@@ -572,8 +642,9 @@ class engine {
     visit_reductions<0>(e_, roots);
   }
 
-  // With loops, a frozen copy (see freeze); without, the caller's expression itself.
-  std::conditional_t<(NR > 0), E, const E&> e_;
+  // With loops, a frozen copy (see freeze); with columns, a copy whose columns hold the current
+  // row's elements; otherwise the caller's expression itself.
+  std::conditional_t<(NR > 0 || P::has_columns), E, const E&> e_;
   T* const* outs_;
   const std::size_t* sizes_;
   T* out_ = nullptr;

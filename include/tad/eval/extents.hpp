@@ -53,11 +53,12 @@ TAD_INLINE constexpr void visit_leaves(const E& e, F&& f) {
   }
 }
 
-/// Calls f(leaf) for every array leaf of e.
+/// Calls f(leaf) for every array leaf of e (for a column, its vector).
 template <class E, class F>
 constexpr void visit_arrays(const E& e, F&& f) {
   if constexpr (is_leaf_v<E>) {
-    if constexpr (E::is_array) f(e);
+    if constexpr (is_column_v<E>) f(e.vec);
+    else if constexpr (E::is_array) f(e);
   } else {
     static_for<E::arity>([&](auto k) { visit_arrays(child<k.value>(e), f); });
   }
@@ -67,7 +68,8 @@ constexpr void visit_arrays(const E& e, F&& f) {
 /// k counting the array leaves of the expression from the left, from 1.
 template <class L>
 std::string describe_array(std::size_t position) {
-  if constexpr (L::is_variable) return "variable '" + std::string(L::name.view()) + "'";
+  if constexpr (is_column_v<L> && !L::is_variable) return "a constant column (array " + std::to_string(position) + " from the left)";
+  else if constexpr (L::is_variable) return "variable '" + std::string(L::name.view()) + "'";
   else if constexpr (leaf_rank<L>() == 2) return "a constant matrix (array " + std::to_string(position) + " from the left)";
   else return "a constant array (array " + std::to_string(position) + " from the left)";
 }
@@ -79,7 +81,8 @@ inline constexpr std::size_t no_class = static_cast<std::size_t>(-1);
 /// its name if it is a variable.
 struct leaf_entry {
   std::size_t region = 0;
-  bool is_array = false;
+  bool is_array = false;  // a column too
+  bool column = false;
   int rank = 0;
   std::string_view name{};
 };
@@ -88,8 +91,9 @@ template <class E, std::size_t Slot>
 constexpr void list_leaves(leaf_entry* out, std::size_t base, std::size_t region) {
   if constexpr (is_leaf_v<E>) {
     out[base].region = region;
-    out[base].is_array = E::is_array;
-    out[base].rank = leaf_rank<E>();
+    out[base].is_array = E::is_array || is_column_v<E>;
+    out[base].column = is_column_v<E>;
+    out[base].rank = is_column_v<E> ? 1 : leaf_rank<E>();
     if constexpr (requires { E::name; }) {
       if constexpr (E::is_variable) out[base].name = E::name.view();
     }
@@ -123,15 +127,18 @@ struct extents {
   static constexpr std::size_t leaves = leaf_count<E>();
   static constexpr std::size_t top = props<E>::reductions;  // the region outside every reduction
   struct table {
-    std::array<std::size_t, leaves> row{};        // axis class of a matrix leaf's rows (no_class otherwise)
-    std::array<std::size_t, leaves> col{};        // axis class of an array leaf's last axis (no_class otherwise)
+    std::array<std::size_t, leaves> row{};        // axis class of a matrix leaf's rows, or of a column (no_class otherwise)
+    std::array<std::size_t, leaves> col{};        // axis class of an array leaf's last axis (no_class otherwise, and for a column)
     std::array<std::size_t, leaves> nest_of{};    // nest of an array leaf's region (no_class otherwise)
     std::array<std::size_t, leaves> position{};   // each array leaf's position among the arrays, from 1
     std::array<std::size_t, leaves> region_of{};  // each array leaf's region (a reduction's argument, or E)
     std::array<std::size_t, top + 1> region{};    // nest of each reduction's argument; [top]: of E
     std::array<std::size_t, leaves> nest_row{};   // per nest: its row axis class (no_class: a vector nest)
     std::array<std::size_t, leaves> nest_col{};   // per nest: its last axis class
-    std::array<bool, leaves> nest_rows{};         // per nest: a row nest (a vector broadcast across rows)
+    std::array<bool, leaves> nest_rows{};         // per nest: a row nest (a vector broadcast across rows, or a column)
+    std::array<bool, leaves> nest_columns{};      // per nest: it holds a column (as_column): per-row values
+    std::array<bool, leaves> column{};            // per leaf: a column
+    bool column_without_matrix = false;           // a region holds a column but no matrix (unsupported)
     std::size_t classes = 0;                      // axis classes
     std::size_t nests = 0;
   };
@@ -149,12 +156,20 @@ struct extents {
       const std::size_t a = find(i), b = find(j);
       if (a != b) parent[b < a ? a : b] = b < a ? b : a;  // the root is the leftmost axis
     };
+    // Within a region every last axis is one axis, and every row axis: a matrix's rows and a
+    // column's only axis (2 i + 1, its vector's length). Every use of one variable has its
+    // shape: its last axes (a column's vector's) are one, and a matrix's rows.
+    auto row_axis = [&](std::size_t i) { return l[i].column ? 2 * i + 1 : l[i].rank == 2 ? 2 * i : no_class; };
+    auto last_axis = [&](std::size_t i) { return l[i].column ? no_class : 2 * i + 1; };
     for (std::size_t i = 0; i < leaves; ++i) {
       if (!l[i].is_array) continue;
       for (std::size_t j = i + 1; j < leaves; ++j) {
         if (!l[j].is_array) continue;
-        const bool same_region = l[i].region == l[j].region;
-        if (same_region || (!l[i].name.empty() && l[i].name == l[j].name)) {
+        if (l[i].region == l[j].region) {
+          if (last_axis(i) != no_class && last_axis(j) != no_class) unite(last_axis(i), last_axis(j));
+          if (row_axis(i) != no_class && row_axis(j) != no_class) unite(row_axis(i), row_axis(j));
+        }
+        if (!l[i].name.empty() && l[i].name == l[j].name) {
           unite(2 * i + 1, 2 * j + 1);
           if (l[i].rank == 2 && l[j].rank == 2) unite(2 * i, 2 * j);
         }
@@ -169,38 +184,42 @@ struct extents {
       if (number[root] == no_class) number[root] = r.classes++;
       return number[root];
     };
-    // A region's row class (the rows of its matrices) and whether it holds a vector.
-    std::array<std::size_t, top + 1> region_row{};
-    std::array<bool, top + 1> region_vector{}, region_matrix{};
+    // A region's row class (the rows of its matrices), last class, and whether it holds a
+    // vector (a row) or a column.
+    std::array<std::size_t, top + 1> region_row{}, region_col{};
+    std::array<bool, top + 1> region_vector{}, region_matrix{}, region_column{};
     for (auto& c : region_row) c = no_class;
+    for (auto& c : region_col) c = no_class;
     std::size_t arrays = 0;
     for (std::size_t i = 0; i < leaves; ++i) {
       r.row[i] = r.col[i] = r.nest_of[i] = no_class;
       if (!l[i].is_array) continue;
+      const std::size_t g = l[i].region;
       r.position[i] = ++arrays;
-      r.region_of[i] = l[i].region;
-      if (l[i].rank == 2) r.row[i] = class_of(2 * i);
-      r.col[i] = class_of(2 * i + 1);
-      if (l[i].rank == 2) {
-        region_row[l[i].region] = r.row[i];
-        region_matrix[l[i].region] = true;
-      } else {
-        region_vector[l[i].region] = true;
-      }
+      r.region_of[i] = g;
+      r.column[i] = l[i].column;
+      if (row_axis(i) != no_class) r.row[i] = class_of(row_axis(i));
+      if (last_axis(i) != no_class) r.col[i] = region_col[g] = class_of(last_axis(i));
+      if (l[i].column) region_column[g] = true;
+      else if (l[i].rank == 2) region_row[g] = r.row[i], region_matrix[g] = true;
+      else region_vector[g] = true;
     }
+    for (std::size_t g = 0; g <= top; ++g)
+      if (region_column[g] && !region_matrix[g]) r.column_without_matrix = true;
     for (std::size_t i = 0; i < leaves; ++i) {
       if (!l[i].is_array) continue;
       const std::size_t g = l[i].region;
       if (r.region[g] == no_class) {
         std::size_t n = 0;
-        while (n < r.nests && !(r.nest_row[n] == region_row[g] && r.nest_col[n] == r.col[i])) ++n;
+        while (n < r.nests && !(r.nest_row[n] == region_row[g] && r.nest_col[n] == region_col[g])) ++n;
         if (n == r.nests) {
           r.nest_row[n] = region_row[g];
-          r.nest_col[n] = r.col[i];
+          r.nest_col[n] = region_col[g];
           ++r.nests;
         }
         r.region[g] = n;
-        if (region_matrix[g] && region_vector[g]) r.nest_rows[n] = true;
+        if (region_matrix[g] && (region_vector[g] || region_column[g])) r.nest_rows[n] = true;
+        if (region_column[g]) r.nest_columns[n] = true;
       }
       r.nest_of[i] = r.region[g];
     }
@@ -208,6 +227,11 @@ struct extents {
   }();
   static constexpr std::size_t classes = t.classes;
   static constexpr std::size_t nests = t.nests;
+  /// Does E hold a column (as_column) anywhere?
+  static constexpr bool has_columns = [] {
+    for (bool c : t.column) if (c) return true;
+    return false;
+  }();
 };
 
 /// The extents bound at run time: per nest its element count, rows and columns (a vector nest:
@@ -254,7 +278,7 @@ inline std::string shape_string(std::size_t rows, std::size_t cols) {
   const std::string v = vector + " has length " + std::to_string(n);
   // A vector as long as the rows was most likely meant as a column (NumPy's x[:, None]).
   const std::string column_hint =
-      n == rows && n != cols ? "; a vector as long as the rows would be a column, not supported yet" : "";
+      n == rows && n != cols ? "; a vector as long as the rows is a column as tad::as_column(v)" : "";
   throw shape_error::with_message("tad: shapes do not broadcast: " + (matrix_first ? m + ", " + v : v + ", " + m) +
                                       " (a vector combined with a matrix is one row, repeated for every row: its "
                                       "length must be the number of columns" +
@@ -274,12 +298,60 @@ inline std::string shape_string(std::size_t rows, std::size_t cols) {
                                   c0, c1);
 }
 
-/// An array leaf as bind_extents reports it: position, description, rank, shape, row class.
+/// An array leaf as bind_extents reports it: position, description, rank, shape, row class
+/// (a column: rows is its length, cols 1).
 struct fixed_by {
-  std::size_t position = 0, rows = 0, cols = 0, row_class = 0;
+  std::size_t position = 0, rows = 0, cols = 0, row_class = no_class, col_class = no_class, region = 0;
   int rank = 0;
+  bool column = false;
   std::string (*describe)(std::size_t) = nullptr;
 };
+
+/// "X has shape 3 x 4", "c has length 5 as a column", "w has length 3".
+inline std::string describe_shape(const fixed_by& f) {
+  const std::string d = f.describe(f.position);
+  if (f.column) return d + " has length " + std::to_string(f.rows) + " as a column";
+  if (f.rank == 2) return d + " has shape " + shape_string(f.rows, f.cols);
+  return d + " has length " + std::to_string(f.cols);
+}
+
+/// The error of bind_extents when a column is involved (or a matrix's rows meet a vector's
+/// length through a variable used as a column and as a vector): expected() is the first
+/// array's extent along the axis, got() the other's.
+[[noreturn]] [[gnu::cold]] [[gnu::noinline]] inline void throw_column_mismatch(const fixed_by& first, const fixed_by& other,
+                                                                         std::size_t expected, std::size_t got) {
+  const bool column_and_matrix = (first.column && other.rank == 2 && !other.column) || (other.column && first.rank == 2 && !first.column);
+  throw shape_error::with_message("tad: shapes do not broadcast: " + describe_shape(first) + ", " + describe_shape(other) +
+                                      (column_and_matrix
+                                           ? " (a column is one value per row of the matrix it is combined with: its "
+                                             "length must be the number of rows)"
+                                           : " (a column's length is the number of rows of its matrix, and every use "
+                                             "of one variable has its length)"),
+                                  expected, got);
+}
+
+/// bind_extents' error when `self` has extent `got` along axis class c, fixed at `expected` by
+/// `first` (rf: the first array of self's region, if any). Out of line and cold: the string
+/// building and the choice of message stay out of the callers (g++'s inlining budget).
+[[noreturn]] [[gnu::cold]] [[gnu::noinline]] inline void throw_extent_mismatch(const fixed_by& rf, const fixed_by& first,
+                                                                         const fixed_by& self, std::size_t c,
+                                                                         std::size_t expected, std::size_t got) {
+  // The region's first array is named when it has this axis (combined with self elementwise).
+  const fixed_by& f = rf.describe != nullptr && (rf.row_class == c || rf.col_class == c) ? rf : first;
+  // Along c: a matrix's rows or a column's length (true), or a last axis (false).
+  const bool f_rows = f.column || (f.rank == 2 && f.row_class == c);
+  const bool self_rows = self.column || (self.rank == 2 && self.row_class == c);
+  // Matrices whose rows meet across regions meet through a column of one variable.
+  if (f.column || self.column || f_rows != self_rows || (f_rows && f.region != self.region))
+    throw_column_mismatch(f, self, expected, got);
+  const std::string a = f.describe(f.position), b = self.describe(self.position);
+  if (f.rank == 2 && self.rank == 2 && f.row_class != self.row_class)
+    throw_columns_mismatch(a, f.rows, f.cols, b, self.rows, self.cols);
+  if (f.rank == 2 && self.rank == 2) throw_shape_mismatch(a, f.rows, f.cols, b, self.rows, self.cols);
+  if (f.rank == 1 && self.rank == 1) throw_length_mismatch(a, f.cols, b, self.cols);
+  if (f.rank == 2) throw_broadcast_mismatch(true, a, f.rows, f.cols, b, self.cols);
+  throw_broadcast_mismatch(false, b, self.rows, self.cols, a, f.cols);
+}
 
 /// The extents of e's nests; throws shape_error, before anything is evaluated, naming the
 /// first array that fixed an axis and the first one that disagrees with it, with both shapes.
@@ -289,6 +361,10 @@ struct fixed_by {
 template <class E>
 constexpr extent_array<E> bind_extents(const E& e) {
   using extent_info = extents<E>;
+  static_assert(!extent_info::t.column_without_matrix,
+                "tad: a column (tad::as_column) is combined with no matrix: a column is one value per row "
+                "of the matrix it is combined with elementwise (X * as_column(c)); alone, or with vectors "
+                "only (an outer product), it is not supported yet");
   constexpr std::size_t NA = extent_info::classes;
   // Per axis class: its extent and the array that fixed it; per region: its first array.
   std::array<std::size_t, NA> ext{};
@@ -296,35 +372,45 @@ constexpr extent_array<E> bind_extents(const E& e) {
   std::array<fixed_by, extent_info::top + 1> region_first{};
   visit_leaves<0>(e, [&]<std::size_t I>(const auto& leaf) {
     using L = std::remove_cvref_t<decltype(leaf)>;
-    if constexpr (L::is_array) {
-      constexpr int rank = leaf_rank<L>();
+    if constexpr (L::is_array || is_column_v<L>) {
+      constexpr int rank = is_column_v<L> ? 1 : leaf_rank<L>();
       constexpr std::size_t region = extent_info::t.region_of[I];
-      std::size_t lr = 1, lc = leaf.size;
-      if constexpr (rank == 2) lr = leaf.rows, lc = leaf.cols;
-      const fixed_by self{extent_info::t.position[I], lr, lc, extent_info::t.row[I], rank, &describe_array<L>};
+      constexpr bool column = is_column_v<L>;
+      std::size_t lr = 1, lc = 0;
+      if constexpr (column) lr = leaf.vec.size, lc = 1;
+      else if constexpr (rank == 2) lr = leaf.rows, lc = leaf.cols;
+      else lc = leaf.size;
+      const fixed_by self{extent_info::t.position[I], lr, lc, extent_info::t.row[I], extent_info::t.col[I], region,
+                          column ? 1 : rank, column, &describe_array<L>};
       // The axes of this leaf, rows first.
       auto check = [&](std::size_t c, std::size_t extent) {
         if (first[c].describe == nullptr) {
           ext[c] = extent;
           first[c] = self;
         } else if (ext[c] != extent) {
-          // The region's first array has this axis (its arrays share their last axis, its
-          // matrices their rows) when c is this leaf's last axis or that array is a matrix.
-          const fixed_by& f = region_first[region].describe != nullptr &&
-                                      (c == extent_info::t.col[I] || region_first[region].rank == 2)
-                                  ? region_first[region]
-                                  : first[c];
-          const std::string a = f.describe(f.position), b = describe_array<L>(self.position);
-          if (f.rank == 2 && rank == 2 && f.row_class != self.row_class)
-            throw_columns_mismatch(a, f.rows, f.cols, b, lr, lc);
-          if (f.rank == 2 && rank == 2) throw_shape_mismatch(a, f.rows, f.cols, b, lr, lc);
-          if (f.rank == 1 && rank == 1) throw_length_mismatch(a, f.cols, b, lc);
-          if (f.rank == 2) throw_broadcast_mismatch(true, a, f.rows, f.cols, b, lc);
-          throw_broadcast_mismatch(false, b, lr, lc, a, f.cols);
+          if constexpr (extent_info::has_columns) {
+            throw_extent_mismatch(region_first[region], first[c], self, c, ext[c], extent);
+          } else {
+            // Without columns, throw_extent_mismatch's choices written out here, as they were
+            // before columns: moving them out of line moved g++ 12's spill slots in the W1
+            // benchmark's loop (same instructions, 4-7 % slower on AMD Zen 4; benchmarks.md).
+            const fixed_by& f = region_first[region].describe != nullptr &&
+                                        (c == extent_info::t.col[I] || region_first[region].rank == 2)
+                                    ? region_first[region]
+                                    : first[c];
+            const std::string a = f.describe(f.position), b = describe_array<L>(self.position);
+            if (f.rank == 2 && rank == 2 && f.row_class != self.row_class)
+              throw_columns_mismatch(a, f.rows, f.cols, b, lr, lc);
+            if (f.rank == 2 && rank == 2) throw_shape_mismatch(a, f.rows, f.cols, b, lr, lc);
+            if (f.rank == 1 && rank == 1) throw_length_mismatch(a, f.cols, b, lc);
+            if (f.rank == 2) throw_broadcast_mismatch(true, a, f.rows, f.cols, b, lc);
+            throw_broadcast_mismatch(false, b, lr, lc, a, f.cols);
+          }
         }
       };
-      if constexpr (rank == 2) check(extent_info::t.row[I], lr);
-      check(extent_info::t.col[I], lc);
+      if constexpr (column) check(extent_info::t.row[I], lr);
+      else if constexpr (rank == 2) check(extent_info::t.row[I], lr), check(extent_info::t.col[I], lc);
+      else check(extent_info::t.col[I], lc);
       if (region_first[region].describe == nullptr) region_first[region] = self;
     }
   });

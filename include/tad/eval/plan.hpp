@@ -184,6 +184,23 @@ struct independent {
   static constexpr bool value = check<E>();
 };
 
+/// Per leaf of E (from `base`, left to right): the position in W of the variable it is (a
+/// column: its vector's), or W::size.
+template <class W, class E>
+constexpr void list_wrt(std::size_t* out, std::size_t base) {
+  if constexpr (is_leaf_v<E>) {
+    out[base] = W::size;
+    if constexpr (E::is_variable) out[base] = W::template index<E::name>;
+  } else {
+    std::size_t b = base;
+    static_for<E::arity>([&](auto k) {
+      using C = child_t<k.value, E>;
+      list_wrt<W, C>(out, b);
+      b += leaf_count<C>();
+    });
+  }
+}
+
 /// The schedule of E for a gradient with respect to W.
 template <class E, class W>
 struct plan {
@@ -252,7 +269,11 @@ struct plan {
     }
     return count == 1 ? slot : reductions;
   }();
-  static constexpr bool scaled = !fused && levels > 0 && scaled_slot < reductions;
+  /// Does E hold a column anywhere?
+  static constexpr bool has_columns = extents<E>::has_columns;
+  /// Not with columns: a column variable's gradient and a column's loop invariants are
+  /// per row, which the scaled pass would have to stash per row (decisions.md 25).
+  static constexpr bool scaled = !fused && levels > 0 && scaled_slot < reductions && !has_columns;
   /// The reductions inside the scaled reduction's argument are the slots
   /// [scaled_first, scaled_slot) (post-order): only their adjoints, and only the scalar
   /// variables in vars[scaled_slot], receive something from the scaled pass. The others
@@ -278,16 +299,28 @@ struct plan {
     }
     return false;
   }
+  /// Per leaf of E: the position in W of the variable it is (W::size: none).
+  static constexpr std::array<std::size_t, leaf_count<E>()> wrt_of = [] {
+    std::array<std::size_t, leaf_count<E>()> r{};
+    list_wrt<W, E>(r.data(), 0);
+    return r;
+  }();
   /// Is the k-th variable a vector in row nest n: a row, read (and its gradient summed) once
-  /// per matrix row?
+  /// per matrix row? (Not a column: as_column(v).)
   static constexpr bool row_in(std::size_t k, std::size_t n) {
     if (!extents<E>::t.nest_rows[n]) return false;
-    bool r = false;
-    std::size_t j = 0;
-    [&]<class... Var>(std::tuple<Var...>*) {
-      ((r = r || (j++ == k && Var::is_array && leaf_rank<Var>() == 1)), ...);
-    }(static_cast<typename W::types*>(nullptr));
-    return r;
+    const auto& t = extents<E>::t;
+    for (std::size_t i = 0; i < wrt_of.size(); ++i)
+      if (wrt_of[i] == k && t.nest_of[i] == n && !t.column[i] && t.row[i] == no_class && t.col[i] != no_class) return true;
+    return false;
+  }
+  /// Is the k-th variable a column (as_column) in nest n: one value per row, its gradient a
+  /// per-row sum?
+  static constexpr bool column_in(std::size_t k, std::size_t n) {
+    const auto& t = extents<E>::t;
+    for (std::size_t i = 0; i < wrt_of.size(); ++i)
+      if (wrt_of[i] == k && t.nest_of[i] == n && t.column[i]) return true;
+    return false;
   }
   /// Does the loop of pass K, level or depth A, over nest N run at all?
   template <pass_kind K, int A>

@@ -44,7 +44,7 @@ template <class E>
 constexpr bool body_ok() {
   if constexpr (is_leaf_v<E>) {
     if constexpr (requires { E::input_index; }) return true;
-    else return !E::is_variable && !E::is_array && !requires { E::is_length; };
+    else return !E::is_variable && !E::is_array && !is_column_v<E> && !requires { E::is_length; };
   } else if constexpr (op_is_reduction<typename E::op_type>()) {
     return false;
   } else {

@@ -47,7 +47,7 @@ constexpr bool leaf_named() {
 }
 template <class E, fixed_string Name>
 struct var_named {
-  using type = std::conditional_t<leaf_named<E, Name>(), E, void>;
+  using type = std::conditional_t<leaf_named<E, Name>(), named_leaf_t<E>, void>;  // a column: its vector
 };
 template <class Op, class... C, fixed_string Name>
 struct var_named<node<Op, C...>, Name> {
@@ -60,7 +60,7 @@ constexpr bool same_typed_names() {
   if constexpr (is_leaf_v<B>) {
     if constexpr (requires { B::name; }) {
       using L = typename var_named<A, B::name>::type;
-      return std::is_void_v<L> || std::is_same_v<L, B>;
+      return std::is_void_v<L> || std::is_same_v<L, named_leaf_t<B>>;
     } else {
       return true;
     }
@@ -92,7 +92,7 @@ constexpr auto conflicting_leaf() {
   if constexpr (is_leaf_v<B>) {
     if constexpr (requires { B::name; }) {
       using L = typename var_named<A, B::name>::type;
-      if constexpr (!std::is_void_v<L> && !std::is_same_v<L, B>) return std::type_identity<B>{};
+      if constexpr (!std::is_void_v<L> && !std::is_same_v<L, named_leaf_t<B>>) return std::type_identity<B>{};
       else return std::type_identity<void>{};
     } else {
       return std::type_identity<void>{};
@@ -139,7 +139,7 @@ constexpr bool same_binding(const L& a, const L& b) {
 template <fixed_string Name, class E>
 constexpr const auto& first_var(const E& e) {
   if constexpr (is_leaf_v<E>) {
-    return e;
+    return named_leaf_of(e);
   } else {
     constexpr std::size_t k = [] {
       std::size_t r = E::arity;
@@ -157,7 +157,7 @@ constexpr void check_bindings(const A& a, const B& b) {
   if constexpr (is_leaf_v<B>) {
     if constexpr (requires { B::name; }) {
       if constexpr (!std::is_void_v<typename var_named<A, B::name>::type>) {
-        if (!same_binding(first_var<B::name>(a), b))
+        if (!same_binding(first_var<B::name>(a), named_leaf_of(b)))
           throw std::invalid_argument("tad: two different variables are named '" + std::string(B::name.view()) +
                                       "' in one expression; a name identifies one variable");
       }

@@ -207,7 +207,7 @@ struct length_times_op {
 
 /// A scalar term that may leave a sum: no arrays, no reductions, not a mask.
 template <class E>
-inline constexpr bool loop_free_v = !props<E>::is_array && !props<E>::is_mask && props<E>::reductions == 0;
+inline constexpr bool loop_free_v = !props<E>::is_array && !props<E>::is_mask && props<E>::reductions == 0 && !props<E>::has_column;
 
 template <class Op, class S>
 constexpr auto pulled_out(const S& s, std::size_t n) {
@@ -269,6 +269,7 @@ constexpr int reduction_problem() {
   if constexpr (poisoned_v<E>) return 0;
   else if constexpr (!expression<E>) return 1;
   else if constexpr (has_custom_input_v<E>) return 3;
+  else if constexpr (!props<E>::is_array && props<E>::has_column) return 4;
   else if constexpr (!props<E>::is_array) return 2;
   else return 0;
 }
@@ -286,6 +287,11 @@ constexpr int reduction_problem() {
       return detail::invalid_expression{};                                                          \
     } else if constexpr (problem == 2) {                                                            \
       static_assert(problem != 2, "tad::" #fn "(e): e must be an array expression, not a scalar");  \
+      return detail::invalid_expression{};                                                          \
+    } else if constexpr (problem == 4) {                                                            \
+      static_assert(problem != 4, "tad::" #fn "(e): e holds a column (tad::as_column) but no "     \
+                                  "matrix; a column is one value per row of the matrix it is "     \
+                                  "combined with, so combine it with one: " #fn "(X * as_column(c))"); \
       return detail::invalid_expression{};                                                          \
     } else if constexpr (problem == 3) {                                                            \
       static_assert(problem != 3, "tad::custom_gradient(f, g): f must not call tad::" #fn "(e): f " \
