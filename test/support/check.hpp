@@ -49,6 +49,17 @@ class buffer {
   T* data_;
 };
 
+/// Runs f, which must throw an E whose what() is `what`.
+template <class E, class F>
+void expect_message(F&& f, std::string_view what) {
+  try {
+    f();
+    BOOST_FAIL("no exception; expected: " << what);
+  } catch (const E& err) {
+    BOOST_TEST(std::string_view(err.what()) == what);
+  }
+}
+
 /// Runs f, which must throw tad::shape_error whose what() is `what`; expected() and got() are
 /// checked when given (SIZE_MAX: not checked).
 template <class F>

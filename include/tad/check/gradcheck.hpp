@@ -98,6 +98,18 @@ struct gradcheck_store {
     if (it == vars.end()) it = vars.emplace(std::string(name), std::vector<double>(p, p + n)).first;
     return it->second.data();
   }
+  /// The variable leaf x's elements, dense row-major (a strided matrix's rows gathered).
+  template <class X>
+  double* var_of(const X& x) {
+    if constexpr (is_strided_v<X>) {
+      std::vector<typename X::value_type> dense(x.size);
+      for (std::size_t r = 0; r < x.rows; ++r)
+        for (std::size_t c = 0; c < x.cols; ++c) dense[r * x.cols + c] = x.data[r * x.ld + c];
+      return var(X::name.view(), dense.data(), x.size);
+    } else {
+      return var(X::name.view(), x.data, x.size);
+    }
+  }
   template <class T>
   const double* constant(const T* p, std::size_t n) {
     constants.emplace_back(p, p + n);
@@ -111,8 +123,13 @@ auto to_double(const E& e, gradcheck_store& store) {
   if constexpr (is_leaf_v<E>) {
     if constexpr (is_column_v<E>) {
       return as_column(to_double(e.vec, store));
+    } else if constexpr (is_strided_v<E> && !E::is_variable) {
+      std::vector<double> dense(e.size);
+      for (std::size_t r = 0; r < e.rows; ++r)
+        for (std::size_t c = 0; c < e.cols; ++c) dense[r * e.cols + c] = static_cast<double>(e.data[r * e.ld + c]);
+      return matrix_constant<double>{store.constant(dense.data(), e.size), e.size, e.rows, e.cols};
     } else if constexpr (E::is_variable && leaf_rank<E>() == 2) {
-      return matrix_var<E::name, double>{store.var(E::name.view(), e.data, e.size), e.size, e.rows, e.cols};
+      return matrix_var<E::name, double>{store.var_of(e), e.size, e.rows, e.cols};
     } else if constexpr (E::is_variable && E::is_array) {
       return array_var<E::name, double>{store.var(E::name.view(), e.data, e.size), e.size};
     } else if constexpr (E::is_variable) {
@@ -146,7 +163,7 @@ gradcheck_variable gradcheck_one(const ED& ed, gradcheck_store& store, const X& 
   const double* src = nullptr;
   if constexpr (X::is_array) {
     r.size = x.size;
-    src = store.var(X::name.view(), x.data, x.size);
+    src = store.var_of(x);
   } else {
     r.size = 1;
     const auto v = x.value();

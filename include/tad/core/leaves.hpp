@@ -62,6 +62,25 @@ struct matrix_var {
   std::size_t cols = 0;
 };
 
+/// A differentiable matrix named `Name` whose rows are `ld` elements apart (`ld >= cols`): row
+/// r is `data + r * ld` (a block of a larger row-major matrix, say). Its gradient is a dense
+/// `rows x cols` matrix. Elementwise it is always computed row by row (doc/shapes.md).
+template <fixed_string Name, real T>
+struct strided_matrix_var {
+  using tad_kind = detail::leaf_kind;
+  using value_type = T;
+  static constexpr auto name = Name;
+  static constexpr bool is_array = true;
+  static constexpr bool is_variable = true;
+  static constexpr bool strided = true;
+  static constexpr int rank = 2;
+  const T* data = nullptr;
+  std::size_t size = 0;  // rows * cols
+  std::size_t rows = 0;
+  std::size_t cols = 0;
+  std::size_t ld = 0;  // elements from one row's start to the next's
+};
+
 /// A runtime scalar that is not differentiated. Its type adapts to the expression's
 /// (`2.0 * x` with float `x` computes in float).
 template <class T>
@@ -142,6 +161,22 @@ struct column_leaf : detail::column_name<L> {
   value_type val{};  // the element of the row being computed (set by the engine per row)
 };
 
+/// A runtime matrix that is not differentiated, with rows `ld` elements apart (`ld >= cols`).
+template <real T>
+struct strided_matrix_constant {
+  using tad_kind = detail::leaf_kind;
+  using value_type = T;
+  static constexpr bool is_array = true;
+  static constexpr bool is_variable = false;
+  static constexpr bool strided = true;
+  static constexpr int rank = 2;
+  const T* data = nullptr;
+  std::size_t size = 0;  // rows * cols
+  std::size_t rows = 0;
+  std::size_t cols = 0;
+  std::size_t ld = 0;
+};
+
 /// The compile-time constant Num/Den; it has no storage and adapts to the expression's type.
 template <long long Num, long long Den = 1>
 struct literal {
@@ -201,13 +236,36 @@ template <class L>
 constexpr const named_leaf_t<L>& named_leaf_of(const L& l) noexcept {
   if constexpr (is_column_v<L>) return l.vec; else return l;
 }
+/// Is L a matrix with rows `ld` apart (strided_matrix_var, strided_matrix_constant)?
+template <class L>
+inline constexpr bool is_strided_v = requires { L::strided; };
+/// The elements a leaf's view spans from `data`: `size`, or for a strided matrix from the first
+/// row's start to the last row's end.
+template <class L>
+constexpr std::size_t span_of(const L& l) noexcept {
+  if constexpr (is_strided_v<L>) return l.rows == 0 || l.cols == 0 ? 0 : (l.rows - 1) * l.ld + l.cols;
+  else return l.size;
+}
 /// Are two leaves of one type views of the same elements with the same shape?
 template <class L>
 constexpr bool same_view(const L& a, const L& b) {
   if constexpr (requires { a.rows; }) {
     if (a.rows != b.rows) return false;
   }
+  if constexpr (is_strided_v<L>) {
+    if (a.ld != b.ld) return false;
+  }
   return a.data == b.data && a.size == b.size;
+}
+/// rows * cols of a strided view, after checking ld >= cols and that the span fits std::size_t;
+/// std::invalid_argument or std::length_error naming `api`.
+inline constexpr std::size_t strided_area(std::size_t rows, std::size_t cols, std::size_t ld, const char* api) {
+  if (rows > 1 && ld < cols)
+    throw std::invalid_argument(std::string(api) + ": ld (" + std::to_string(ld) + ") is less than cols (" +
+                                std::to_string(cols) + "): rows would overlap");
+  if (rows > 1 && ld != 0 && rows - 1 > (static_cast<std::size_t>(-1) - cols) / ld)
+    throw std::length_error(std::string(api) + ": (rows - 1) * ld + cols overflows std::size_t");
+  return matrix_area(rows, cols, api);
 }
 }  // namespace detail
 
@@ -252,6 +310,15 @@ constexpr matrix_var<Name, T> var(const T* p, std::size_t rows, std::size_t cols
   return {p, detail::matrix_area(rows, cols, "tad::var<name>(p, rows, cols)"), rows, cols};
 }
 
+/// `var<"X">(p, rows, cols, ld)`: a matrix variable viewing `rows x cols` elements whose row r
+/// starts at `p + r * ld` (`ld >= cols`; a block of a larger row-major matrix). Its gradient is
+/// dense `rows x cols`. Throws std::invalid_argument if ld < cols (and rows > 1),
+/// std::length_error if the view's extent overflows.
+template <fixed_string Name, real T>
+constexpr strided_matrix_var<Name, T> var(const T* p, std::size_t rows, std::size_t cols, std::size_t ld) {
+  return {p, detail::strided_area(rows, cols, ld, "tad::var<name>(p, rows, cols, ld)"), rows, cols, ld};
+}
+
 /// `constant(c)`: a runtime value that is not differentiated. Arithmetic values are copied;
 /// contiguous storage is viewed in place.
 template <class X>
@@ -287,6 +354,13 @@ constexpr array_constant<T> constant(const T* p, std::size_t n) noexcept {
 template <real T>
 constexpr matrix_constant<T> constant(const T* p, std::size_t rows, std::size_t cols) {
   return {p, detail::matrix_area(rows, cols, "tad::constant(p, rows, cols)"), rows, cols};
+}
+
+/// `constant(p, rows, cols, ld)`: a non-differentiated matrix viewing `rows x cols` elements
+/// whose row r starts at `p + r * ld` (`ld >= cols`); errors as var's.
+template <real T>
+constexpr strided_matrix_constant<T> constant(const T* p, std::size_t rows, std::size_t cols, std::size_t ld) {
+  return {p, detail::strided_area(rows, cols, ld, "tad::constant(p, rows, cols, ld)"), rows, cols, ld};
 }
 
 /// `constant_ref(c)`: a non-differentiated scalar that reads the lvalue `c` at every evaluation,

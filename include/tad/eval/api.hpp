@@ -399,7 +399,7 @@ auto grad_into(const E& e, const wrt_target<X, T2>&... targets) {
                           t.var.size, t.size);
       }
       detail::visit_arrays(e, [&](const auto& leaf) {
-        if (detail::overlaps(t.data, t.size, leaf.data, leaf.size)) {
+        if (detail::overlaps(t.data, t.size, leaf.data, detail::span_of(leaf))) {
           throw std::invalid_argument("tad::grad_into: gradient buffer of '" + std::string(t.var.name.view()) +
                                       "' overlaps an input array of the expression");
         }

@@ -454,7 +454,8 @@ class engine {
   TAD_INLINE static void rebase_rows(N& dst, const N& src, std::size_t offset, std::size_t r) {
     if constexpr (is_leaf_v<N>) {
       if constexpr (extents<E>::t.nest_of[I] == Nest) {
-        if constexpr (N::is_array && leaf_rank<N>() == 2) dst.data = src.data + offset;
+        if constexpr (is_strided_v<N>) dst.data = src.data + r * src.ld;
+        else if constexpr (N::is_array && leaf_rank<N>() == 2) dst.data = src.data + offset;
         else if constexpr (is_column_v<N>) dst.val = src.vec.data[r];
       }
     } else {

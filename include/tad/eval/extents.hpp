@@ -83,6 +83,7 @@ struct leaf_entry {
   std::size_t region = 0;
   bool is_array = false;  // a column too
   bool column = false;
+  bool strided = false;  // a matrix with rows ld apart
   int rank = 0;
   std::string_view name{};
 };
@@ -93,6 +94,7 @@ constexpr void list_leaves(leaf_entry* out, std::size_t base, std::size_t region
     out[base].region = region;
     out[base].is_array = E::is_array || is_column_v<E>;
     out[base].column = is_column_v<E>;
+    out[base].strided = is_strided_v<E>;
     out[base].rank = is_column_v<E> ? 1 : leaf_rank<E>();
     if constexpr (requires { E::name; }) {
       if constexpr (E::is_variable) out[base].name = E::name.view();
@@ -119,7 +121,8 @@ constexpr void list_leaves(leaf_entry* out, std::size_t base, std::size_t region
 ///
 /// A region runs in the *nest* of its axes: (row class, last class) if it holds a matrix,
 /// (none, last class) otherwise. A nest is one loop per pass: flat over its elements, or (a
-/// *row nest*, when one of its regions broadcasts a vector across matrix rows) over the rows,
+/// *row nest*, when one of its regions broadcasts a vector across matrix rows, holds a column or
+/// a strided matrix) over the rows,
 /// each row a flat loop over the columns (engine.hpp). Nests are numbered by their first array
 /// leaf from the left, axis classes likewise.
 template <class E>
@@ -187,7 +190,7 @@ struct extents {
     // A region's row class (the rows of its matrices), last class, and whether it holds a
     // vector (a row) or a column.
     std::array<std::size_t, top + 1> region_row{}, region_col{};
-    std::array<bool, top + 1> region_vector{}, region_matrix{}, region_column{};
+    std::array<bool, top + 1> region_vector{}, region_matrix{}, region_column{}, region_strided{};
     for (auto& c : region_row) c = no_class;
     for (auto& c : region_col) c = no_class;
     std::size_t arrays = 0;
@@ -200,6 +203,7 @@ struct extents {
       r.column[i] = l[i].column;
       if (row_axis(i) != no_class) r.row[i] = class_of(row_axis(i));
       if (last_axis(i) != no_class) r.col[i] = region_col[g] = class_of(last_axis(i));
+      if (l[i].strided) region_strided[g] = true;
       if (l[i].column) region_column[g] = true;
       else if (l[i].rank == 2) region_row[g] = r.row[i], region_matrix[g] = true;
       else region_vector[g] = true;
@@ -218,7 +222,7 @@ struct extents {
           ++r.nests;
         }
         r.region[g] = n;
-        if (region_matrix[g] && (region_vector[g] || region_column[g])) r.nest_rows[n] = true;
+        if (region_matrix[g] && (region_vector[g] || region_column[g] || region_strided[g])) r.nest_rows[n] = true;
         if (region_column[g]) r.nest_columns[n] = true;
       }
       r.nest_of[i] = r.region[g];

@@ -35,6 +35,9 @@ class parameter_set {
   static_assert(sizeof...(X) > 0, "tad::parameter_set(x...): at least one parameter");
   static_assert((variable<X> && ...), "tad::parameter_set(x...): every parameter must be a variable made by tad::var");
   static_assert(detail::unique_names_v<X...>, "tad::parameter_set(x...): a parameter is listed twice");
+  static_assert(!(detail::is_strided_v<X> || ...),
+                "tad::parameter_set(x...): a parameter must be contiguous storage; a strided view "
+                "(tad::var<name>(p, rows, cols, ld)) cannot be one: view the whole matrix");
 
  public:
   using value_type = std::tuple_element_t<0, std::tuple<typename X::value_type...>>;
