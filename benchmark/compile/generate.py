@@ -16,8 +16,8 @@ and the schedule is one fused loop at every size. Each TU checks with static_ass
 
 It also writes the baselines: include_tad.cpp (only <tad/tad.hpp>), include_xsimd.cpp (only
 <xsimd/xsimd.hpp>), include_hana.cpp (only <boost/hana/map.hpp>) and include_std.cpp (the
-standard headers tad includes, nothing else), and two models with shapes (MODELS:
-model_affine.cpp, model_penalties.cpp), whose extents are run-time values.
+standard headers tad includes, nothing else), and three models with shapes (MODELS:
+model_affine.cpp, model_rows.cpp, model_penalties.cpp), whose extents are run-time values.
 """
 
 import pathlib
@@ -145,6 +145,21 @@ double model_affine(const double* xs, const double* ys, std::size_t rows, std::s
   auto s = tad::var<"s">(ss);
   auto o = tad::var<"o">(os);
   auto loss = 0.5 * tad::mean(tad::square(X * s + o - Y));
+  static_assert(tad::passes_v<decltype(loss), decltype(s), decltype(o)> == 1);
+  return tad::grad_into(loss, tad::wrt(s, gs), tad::wrt(o, go));
+}
+""",
+    # bench.broadcast's BCC: the offset per row instead, a column (as_column), and the matrix a
+    # strided block of a wider one (ld = cols + 1).
+    "model_rows.cpp": MODEL_HEAD + """
+double model_rows(const double* xs, const double* ys, std::size_t rows, std::size_t cols,
+                  std::span<const double> ss, std::span<const double> os, std::span<double> gs,
+                  std::span<double> go) {
+  auto X = tad::constant(xs, rows, cols, cols + 1);
+  auto Y = tad::constant(ys, rows, cols);
+  auto s = tad::var<"s">(ss);
+  auto o = tad::var<"o">(os);
+  auto loss = 0.5 * tad::mean(tad::square(X * s + tad::as_column(o) - Y));
   static_assert(tad::passes_v<decltype(loss), decltype(s), decltype(o)> == 1);
   return tad::grad_into(loss, tad::wrt(s, gs), tad::wrt(o, go));
 }

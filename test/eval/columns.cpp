@@ -13,6 +13,9 @@
 
 #include <tad/tad.hpp>
 
+#include <boost/hana/map.hpp>
+#include <boost/hana/pair.hpp>
+#include <boost/hana/type.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
@@ -271,6 +274,35 @@ BOOST_AUTO_TEST_CASE(modifiers_and_lets_on_a_column) {
   BOOST_TEST(sc[0] == 0.0);
   BOOST_TEST(sc[1] == 0.0);
   BOOST_TEST(tad::gradcheck(tad::sum(tad::sin(X * col) + tad::square(col - X)), X, c).ok);
+}
+
+namespace {
+constexpr auto times5 = [](auto dy, auto, auto) { return 5 * dy; };
+constexpr auto identity5 = boost::hana::make_map(boost::hana::make_pair(boost::hana::type_c<tad::identity_op>, times5));
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(overrides_strip_and_traits_see_a_column) {
+  // override_gradients: identity's rule 5 dy on identity(column(c)) * X: d/dc_r = 5 sum_j x_rj.
+  // strip_gradient_modifiers(stop_gradient(column(c)) * X): the plain product again.
+  const tad::matrix<double> Xm{{1, 2, 3}, {4, 5, 6}};
+  const std::vector<double> cs{0.5, -1};
+  auto X = tad::var<"X">(Xm);
+  auto c = tad::var<"c">(cs);
+  const auto col = tad::as_column(c);
+  const auto [v, gX, gc] = tad::grad(tad::sum(tad::override_gradients(tad::identity(col) * X, identity5)), X, c);
+  BOOST_TEST(v == 0.5 * 6 - 15);
+  BOOST_TEST(gc[0] == 5 * 6.0);
+  BOOST_TEST(gc[1] == 5 * 15.0);
+  BOOST_TEST(gX(1, 2) == -1.0);
+  const auto stopped = tad::sum(tad::stop_gradient(col) * X);
+  static_assert(tad::gradient_is_zero_v<decltype(stopped), decltype(c)>);
+  static_assert(tad::depends_on_v<decltype(stopped), decltype(c)>);
+  static_assert(!tad::gradient_is_zero_v<decltype(stopped), decltype(X)>);
+  const auto [sv, sX, sc] = tad::grad(tad::strip_gradient_modifiers(stopped), X, c);
+  BOOST_TEST(sv == v);
+  BOOST_TEST(sc[0] == 6.0);
+  BOOST_TEST(sc[1] == 15.0);
+  BOOST_TEST(tad::to_string(tad::strip_gradient_modifiers(stopped)) == "sum(column(c) * X)");
 }
 
 BOOST_AUTO_TEST_CASE(columns_that_do_not_fit_are_an_error_before_writing) {
