@@ -126,6 +126,42 @@ BOOST_AUTO_TEST_CASE(a_matrix_expression_with_several_shapes_is_shared_read_only
   BOOST_TEST(bad.load() == 0);
 }
 
+BOOST_AUTO_TEST_CASE(a_column_a_row_and_a_strided_block_are_shared_read_only) {
+  // One const expression over a strided 23 x 13 block (ld 16) of a constant, a row b and a
+  // column c, evaluated by 8 threads: each evaluation sets the columns' per-row values in its
+  // own copy of the expression, never in the shared one. With d = x b_j + c_r - t:
+  //   L = mean(square(d)), dL/db_j = sum_r 2 d x / K, dL/dc_r = sum_j 2 d / K.
+  const std::size_t rows = 23, cols = 13, ld = 16;
+  std::vector<double> big(rows * ld), target(rows * cols);
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = std::sin(0.37 * double(i));
+  for (std::size_t i = 0; i < target.size(); ++i) target[i] = std::cos(0.21 * double(i));
+  const std::vector<double> bs = wave(cols, 0.5), cs = wave(rows, 0.25);
+  auto X = tad::constant(big.data(), rows, cols, ld);
+  auto b = tad::var<"b">(bs);
+  auto c = tad::var<"c">(cs);
+  const auto e = tad::mean(tad::square(X * b + tad::as_column(c) - tad::constant(target.data(), rows, cols)));
+  const double count = double(rows * cols);
+  std::vector<double> wb(cols), wc(rows);
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t j = 0; j < cols; ++j) {
+      const double x = big[r * ld + j], d = x * bs[j] + cs[r] - target[r * cols + j];
+      wb[j] += 2 * d * x / count;
+      wc[r] += 2 * d / count;
+    }
+  std::atomic<int> bad{0};
+  run_threads([&](int) {
+    std::vector<double> gb(cols), gc(rows);
+    for (int rep = 0; rep < 50; ++rep) {
+      tad::grad_into(e, tad::wrt(b, gb), tad::wrt(c, gc));
+      for (std::size_t j = 0; j < cols; ++j)
+        if (!tad_test::close(gb[j], wb[j], 1e-12)) ++bad;
+      for (std::size_t r = 0; r < rows; ++r)
+        if (!tad_test::close(gc[r], wc[r], 1e-12)) ++bad;
+    }
+  });
+  BOOST_TEST(bad.load() == 0);
+}
+
 BOOST_AUTO_TEST_CASE(modifiers_and_custom_gradients_are_shared_read_only) {
   // Gradient surgery in one shared expression: a scale read by reference (one shared double,
   // only read while the threads run), a stop, a clip of the incoming gradient, a custom
