@@ -45,6 +45,10 @@ constexpr auto wrt(const X& x, Buf&& buf) {
   } else if constexpr (!variable<X>) {
     static_assert(variable<X>, "tad::wrt(x, buffer): x must be a variable made by tad::var");
     return invalid{};
+  } else if constexpr (detail::is_column_v<X>) {
+    static_assert(!detail::is_column_v<X>, "tad::wrt(x, buffer): x is a column (tad::as_column(v)); pass the "
+                                           "vector v itself: its gradient is the vector's");
+    return invalid{};
   } else {
     using T = typename X::value_type;
     if constexpr (X::is_array) {
@@ -135,7 +139,8 @@ constexpr bool matches_leaf() {
 
 /// Why grad's arguments are rejected: 0 none, 1 an earlier error (silent), 2 e is
 /// array-valued, 3 an x is not a variable, 4 an x is listed twice, 5 e is not an expression,
-/// 6 an x is not e's variable of that name (another kind or element type).
+/// 6 an x is not e's variable of that name (another kind or element type), 7 an x is a column
+/// (as_column(v): the gradient is v's).
 template <class E, class... X>
 constexpr int grad_problem() {
   if constexpr (poisoned_v<E, X...>) return 1;
@@ -143,6 +148,7 @@ constexpr int grad_problem() {
   else if constexpr (is_array_v<E>) return 2;
   else if constexpr (!(variable<X> && ...)) return 3;
   else if constexpr (!unique_names_v<X...>) return 4;
+  else if constexpr ((is_column_v<X> || ...)) return 7;
   else if constexpr (!(matches_leaf<E, X>() && ...)) return 6;
   else return 0;
 }
@@ -201,6 +207,12 @@ constexpr void report_grad_problem() {
     report_repeated_variable<typename decltype(repeated_name<X...>())::type, Into>();
   } else if constexpr (P == 6) {
     report_mismatched_variable<typename decltype(mismatched_name<E, X...>())::type, Into>();
+  } else if constexpr (P == 7 && !Into) {
+    static_assert(P != 7, "tad::grad(e, x...): an x is a column (tad::as_column(v)); pass the vector v "
+                          "itself: its gradient is the vector's, summed along each row");
+  } else if constexpr (P == 7) {
+    static_assert(P != 7, "tad::grad_into(e, wrt(x, buffer)...): an x is a column (tad::as_column(v)); "
+                          "pass the vector v itself: its gradient is the vector's, summed along each row");
   } else if constexpr (!Into) {
     static_assert(P != 5, "tad::grad(e, x...): e must be a tad expression (a number or a container "
                           "is not; build e from tad::var and tad::constant)");
