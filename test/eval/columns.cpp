@@ -305,6 +305,66 @@ BOOST_AUTO_TEST_CASE(overrides_strip_and_traits_see_a_column) {
   BOOST_TEST(tad::to_string(tad::strip_gradient_modifiers(stopped)) == "sum(column(c) * X)");
 }
 
+namespace {
+constexpr auto squared_rule = tad::custom_gradient([](auto x) { return x; }, [](auto dy, auto, auto) { return dy * dy; });
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(rules_not_linear_in_the_adjoint_run_once_per_node) {
+  // X 5 x 37 of ones, c ones, s = 0.5. clip_gradient(s) is one scalar node: its rule runs once,
+  // on the adjoint summed over every element, A = sum exp(x s c) x c = 185 e^0.5, clipped to 1,
+  // whether a column is in the loop or not, and whether the clip sits beside the column or in
+  // the column's invariant. A custom rule dy^2 on s: A^2. A rule on a column's node runs once per
+  // row (the node is one value per row), on that row's summed adjoint: with
+  // clip_gradient(exp(column(c)), -2, 2) under sum(K * .), d/dc_r = clip(sum_j K_rj, -2, 2) exp(c_r).
+  const std::size_t rows = 5, cols = 37;
+  tad::matrix<double> Xm(rows, cols, 1.0), Km(rows, cols);
+  for (std::size_t i = 0; i < Km.size(); ++i) Km.data()[i] = (i % 3 == 0 ? -0.3 : 0.2) * double(1 + i % 5);
+  const std::vector<double> ones(rows, 1.0), cs{0.5, -1, 0.25, 2, -0.3};
+  double sv = 0.5;
+  auto X = tad::var<"X">(Xm);
+  auto c = tad::var<"c">(ones);
+  auto s = tad::var<"s">(sv);
+  const auto col = tad::as_column(c);
+  const double A = double(rows * cols) * std::exp(0.5);
+  const auto clipped = tad::clip_gradient(s, -1.0, 1.0);
+  BOOST_TEST(std::get<1>(tad::grad(tad::sum(tad::exp(X * clipped)), s)) == 1.0);
+  BOOST_TEST(std::get<1>(tad::grad(tad::sum(tad::exp(X * clipped)) + tad::sum(X * col), s)) == 1.0);
+  BOOST_TEST(std::get<1>(tad::grad(tad::sum(tad::exp(X * (clipped * col))), s)) == 1.0);
+  BOOST_TEST(std::get<1>(tad::grad(tad::sum(tad::exp(X * squared_rule(s))), s)) == A * A,
+             boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(std::get<1>(tad::grad(tad::sum(tad::exp(X * squared_rule(s))) + tad::sum(X * col), s)) == A * A,
+             boost::test_tools::tolerance(1e-12));
+  auto c2 = tad::var<"c">(cs);
+  const auto [v, gc] = tad::grad(tad::sum(tad::constant(Km) * tad::clip_gradient(tad::exp(tad::as_column(c2)), -2.0, 2.0)), c2);
+  double want = 0;
+  for (std::size_t r = 0; r < rows; ++r) {
+    double k = 0;
+    for (std::size_t j = 0; j < cols; ++j) k += Km(r, j);
+    want += k * std::exp(cs[r]);
+    BOOST_TEST(gc[r] == std::clamp(k, -2.0, 2.0) * std::exp(cs[r]), boost::test_tools::tolerance(1e-12));
+  }
+  BOOST_TEST(v == want, boost::test_tools::tolerance(1e-12));
+}
+
+BOOST_AUTO_TEST_CASE(lets_and_constant_refs_with_columns) {
+  // Two lets named z over columns of different constants are two definitions: an error, as for
+  // any other leaves. value() of an array expression reads constant_ref's current value (also
+  // without a reduction, with and without a column).
+  const tad::matrix<double> Xm(2, 3, 1.0);
+  const std::vector<double> a{1, 2}, b{10, 20};
+  auto X = tad::var<"X">(Xm);
+  auto za = tad::let<"z">(X * tad::as_column(tad::constant(a)));
+  auto zb = tad::let<"z">(X * tad::as_column(tad::constant(b)));
+  BOOST_CHECK_THROW((void)tad::sum(za + zb), std::invalid_argument);
+  BOOST_TEST(tad::value(tad::sum(za + za)) == 2 * 3 * (1 + 2.0));
+  double k = 5;
+  const auto scaled = X * tad::constant_ref(k);
+  BOOST_TEST(tad::value(scaled)(1, 2) == 5.0);
+  BOOST_TEST(tad::value(scaled + tad::as_column(tad::constant(a)))(1, 2) == 7.0);
+  k = 2;
+  BOOST_TEST(tad::value(scaled)(0, 0) == 2.0);
+}
+
 BOOST_AUTO_TEST_CASE(columns_that_do_not_fit_are_an_error_before_writing) {
   std::vector<double> xs(12, 1.0), c4(4, 2.0);
   auto X = tad::var<"X">(xs.data(), 3, 4);
@@ -331,6 +391,17 @@ BOOST_AUTO_TEST_CASE(columns_that_do_not_fit_are_an_error_before_writing) {
                                "tad: arrays combined elementwise differ in length: variable 'c' has length 3, "
                                "variable 'w' has length 5",
                                3, 5);
+  // Matrices that meet elementwise keep their message when a column is elsewhere.
+  std::vector<double> x15(15, 1.0), y20(20, 1.0), z6(6, 1.0), b5(5, 1.0), c2(2, 1.0);
+  auto X3 = tad::var<"X">(x15.data(), 3, 5);
+  auto Y4 = tad::var<"Y">(y20.data(), 4, 5);
+  auto Z = tad::constant(z6.data(), 2, 3);
+  auto b_5 = tad::var<"b">(b5);
+  auto c_2 = tad::var<"c">(c2);
+  tad_test::expect_shape_error(
+      [&] { (void)tad::value(tad::sum(X3) + tad::sum(b_5 + Y4 + X3) + tad::sum(Z * tad::as_column(c_2))); },
+      "tad: matrices combined elementwise differ in shape: variable 'X' has shape 3 x 5, variable 'Y' has shape 4 x 5",
+      3, 4);
 }
 
 BOOST_AUTO_TEST_CASE(passes_and_allocations) {

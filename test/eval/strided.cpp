@@ -118,6 +118,8 @@ BOOST_AUTO_TEST_CASE(bad_strides_and_overlaps_are_errors) {
   // One name, two strides: two variables.
   auto X2 = tad::var<"X">(xs.data(), 2, 3, 5);
   BOOST_CHECK_THROW((void)(X + X2), std::invalid_argument);
+  // grad with a variable of another stride than in the expression: not the expression's X.
+  BOOST_CHECK_THROW((void)tad::grad(tad::sum(X), X2), std::invalid_argument);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -96,6 +96,12 @@ template <class Op>
 constexpr bool op_is_mask() {
   if constexpr (requires { Op::is_mask; }) return Op::is_mask; else return false;
 }
+/// Is Op's backward rule linear in the adjoint? (clip_gradient, custom_gradient and overridden
+/// ops declare `adjoint_linear = false`.)
+template <class Op>
+constexpr bool op_adjoint_linear() {
+  if constexpr (requires { Op::adjoint_linear; }) return Op::adjoint_linear; else return true;
+}
 template <class Op>
 constexpr linearity op_linearity() {
   if constexpr (requires { Op::linear; }) return Op::linear; else return linearity::none;
@@ -121,6 +127,8 @@ struct props {  // leaves
   static constexpr bool is_root = false;
   static constexpr std::size_t roots = 0;
   static constexpr bool has_column = is_column_v<E>;  // as_column(v), not looking inside reductions
+  static constexpr bool linear_rules = true;          // every rule in it linear in the adjoint
+  static constexpr bool column_free_linear = true;    // ... every rule in its column-free parts
 };
 
 template <class Op, class... C>
@@ -133,12 +141,20 @@ struct props<node<Op, C...>> {
   static constexpr bool is_mask = op_is_mask<Op>();
   static constexpr std::size_t reductions = (props<C>::reductions + ... + 0) + (is_reduction ? 1 : 0);
   static constexpr int level = std::max({0, props<C>::level...}) + (is_reduction ? 1 : 0);
+  static constexpr bool has_column = !is_reduction && (props<C>::has_column || ...);
+  static constexpr bool linear_rules = op_adjoint_linear<Op>() && (props<C>::linear_rules && ...);
+  static constexpr bool column_free_linear = has_column ? (props<C>::column_free_linear && ...) : linear_rules;
   /// A loop invariant: a scalar, non-mask subexpression. Inside a loop it is computed once
   /// before the loop, and its adjoint is summed over the loop and propagated once after it.
-  static constexpr bool is_root = !is_reduction && !is_array && !is_mask;
+  /// One holding a column (as_column) is computed and propagated once per row: a rule of a
+  /// part that holds the column then runs on that row's adjoint, as it should (the part is one
+  /// value per row), but a column-free part is one value for the whole loop, so its rule must
+  /// run once, on the adjoint summed over all rows. A node with a column-free part whose rule is
+  /// not linear in the adjoint (clip_gradient(s) * as_column(c)) is therefore no invariant; its
+  /// parts are (decisions.md 25).
+  static constexpr bool is_root = !is_reduction && !is_array && !is_mask && (!has_column || column_free_linear);
   /// Number of maximal loop invariants below an array node (a reduction is opaque).
   static constexpr std::size_t roots = is_reduction ? 0 : is_root ? 1 : (props<C>::roots + ... + 0);
-  static constexpr bool has_column = !is_reduction && (props<C>::has_column || ...);
 };
 
 /// Does the gradient of `E` reach a variable named `Name`? `Through` decides whether it looks
@@ -194,10 +210,11 @@ inline constexpr bool gradient_is_zero_v = !detail::reaches<std::remove_cvref_t<
 }  // namespace tad
 
 namespace tad {
-/// A differentiable leaf: `scalar_var`, `array_var` or `matrix_var`.
+/// A differentiable leaf: `scalar_var`, `array_var`, `matrix_var` or `strided_matrix_var` (not a
+/// column of one: its gradient is the vector's).
 template <class X>
 concept variable = expression<X> && requires { std::remove_cvref_t<X>::is_variable; } &&
-                   std::remove_cvref_t<X>::is_variable;
+                   std::remove_cvref_t<X>::is_variable && !detail::is_column_v<std::remove_cvref_t<X>>;
 }  // namespace tad
 
 namespace tad {

@@ -211,7 +211,9 @@ constexpr bool same_number(const V& a, const V& b) {
 template <class E>
 constexpr bool same_body(const E& a, const E& b) {
   if constexpr (is_leaf_v<E>) {
-    if constexpr (requires { a.data; a.size; }) {
+    if constexpr (is_column_v<E>) {
+      return same_view(a.vec, b.vec);  // its val is the engine's, per row
+    } else if constexpr (requires { a.data; a.size; }) {
       return same_view(a, b);
     } else if constexpr (requires { a.src; a.val; }) {
       if (a.src != nullptr || b.src != nullptr) return a.src == b.src;

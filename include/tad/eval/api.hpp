@@ -42,12 +42,12 @@ constexpr auto wrt(const X& x, Buf&& buf) {
   using invalid = wrt_target<detail::invalid_expression, double>;
   if constexpr (detail::poisoned_v<X>) {
     return invalid{};
-  } else if constexpr (!variable<X>) {
-    static_assert(variable<X>, "tad::wrt(x, buffer): x must be a variable made by tad::var");
-    return invalid{};
   } else if constexpr (detail::is_column_v<X>) {
     static_assert(!detail::is_column_v<X>, "tad::wrt(x, buffer): x is a column (tad::as_column(v)); pass the "
                                            "vector v itself: its gradient is the vector's");
+    return invalid{};
+  } else if constexpr (!variable<X>) {
+    static_assert(variable<X>, "tad::wrt(x, buffer): x must be a variable made by tad::var");
     return invalid{};
   } else {
     using T = typename X::value_type;
@@ -108,7 +108,9 @@ void check_binding(const E& e, const X& x, const char* api) {
       using L = std::remove_cvref_t<decltype(leaf)>;
       if constexpr (L::is_variable) {
         if (same_name<L::name, X::name>) {
-          if (leaf.data != x.data) {
+          bool other = leaf.data != x.data;
+          if constexpr (is_strided_v<X> && is_strided_v<L>) other = other || leaf.ld != x.ld;
+          if (other) {
             throw std::invalid_argument(std::string(api) + ": variable '" + std::string(X::name.view()) +
                                         "' is bound to other data than in the expression");
           }
@@ -146,9 +148,9 @@ constexpr int grad_problem() {
   if constexpr (poisoned_v<E, X...>) return 1;
   else if constexpr (!expression<E>) return 5;
   else if constexpr (is_array_v<E>) return 2;
+  else if constexpr ((is_column_v<X> || ...)) return 7;
   else if constexpr (!(variable<X> && ...)) return 3;
   else if constexpr (!unique_names_v<X...>) return 4;
-  else if constexpr ((is_column_v<X> || ...)) return 7;
   else if constexpr (!(matches_leaf<E, X>() && ...)) return 6;
   else return 0;
 }

@@ -73,6 +73,19 @@ constexpr void freeze(E& e) {
   }
 }
 
+/// Does E hold a leaf that reads the caller's lvalue (`constant_ref`, a scalar variable bound to
+/// an lvalue)? freeze copies its value for the loops.
+template <class E>
+constexpr bool holds_ref() {
+  if constexpr (is_leaf_v<E>) {
+    return requires(E e) { e.src; };
+  } else {
+    bool r = false;
+    static_for<E::arity>([&](auto k) { r = r || holds_ref<child_t<k.value, E>>(); });
+    return r;
+  }
+}
+
 /// Position (left to right, from `base`) of the first leaf of E named Name, or SIZE_MAX.
 template <class E, fixed_string Name>
 constexpr std::size_t first_leaf(std::size_t base) {
@@ -116,6 +129,10 @@ class engine {
     return false;
   }();
   static constexpr std::size_t U = TAD_UNROLL;
+  /// Does the engine evaluate a frozen copy of e (see freeze)? With reductions, columns, or a
+  /// leaf reading the caller's lvalue (`value(X * constant_ref(k))`: the store loop reads the
+  /// frozen value).
+  static constexpr bool copies = NR > 0 || P::has_columns || holds_ref<E>();
   static_assert([] {
     for (std::size_t k = 0; k < NV; ++k)
       for (std::size_t n = 0; n < NC; ++n)
@@ -132,7 +149,7 @@ class engine {
   constexpr engine(const E& e, T* const* outs, const std::size_t* sizes, const extent_array<E>& ext)
       : e_(e), outs_(outs), sizes_(sizes) {
     if constexpr (has_lets_v<E>) check_lets<E>();
-    if constexpr (NR > 0) freeze(e_);
+    if constexpr (copies) freeze(e_);
     validate<T>(e_);
     if constexpr (NC > 0) ctx_.n = ext[0];
     if constexpr (NC > 1) ext_ = ext.len;
@@ -476,9 +493,10 @@ class engine {
     }
   }
 
-  /// The end of row r of nest N when it holds columns: the adjoints of its loop invariants
-  /// (which may hold the row's column elements) are propagated, and each column variable's
-  /// summed adjoint is its gradient's element r; those accumulators restart at zero.
+  /// The end of row r of nest N when it holds columns: the adjoints of its loop invariants that
+  /// hold a column (one value per row) are propagated, and each column variable's summed
+  /// adjoint is its gradient's element r; those accumulators restart at zero. Invariants without
+  /// a column keep summing over all rows and are propagated once, by finish.
   template <pass_kind K, int A, std::size_t N>
   void finish_row(std::array<acc<B>, U>& ab, acc<T>& at, std::size_t row) {
     constexpr int depth = K == pass_kind::backward ? A : 0;
@@ -487,7 +505,8 @@ class engine {
       constexpr reduction_info I = P::info[S];
       if constexpr (backward_here<K, A, N>(I)) {
         auto push = [&]<std::size_t SS, std::size_t RR>(const auto& node) {
-          if constexpr (W::template reached<std::remove_cvref_t<decltype(node)>>) {
+          using Node = std::remove_cvref_t<decltype(node)>;
+          if constexpr (W::template reached<Node> && props<Node>::has_column) {
             B s = ab[0].sk.inv[RR];
             for (std::size_t u = 1; u < U; ++u) s = s + ab[u].sk.inv[RR];
             backward_scalar<SS>(node, simd::hsum(s) + at.sk.inv[RR]);
@@ -518,7 +537,8 @@ class engine {
   /// The loop of a row nest (a vector broadcast across a matrix's rows; extents.hpp): per row,
   /// the matrix leaves, the matrix variables' gradients and the output are rebased to that row
   /// and today's flat loop runs over its columns, so a vector leaf reads (and its gradient
-  /// sums into) the same columns in every row. The accumulators span all rows.
+  /// sums into) the same columns in every row. The reductions' accumulators span all rows; with
+  /// columns, the column variables' and the column invariants' restart per row (finish_row).
   template <pass_kind K, int A, std::size_t N>
   void row_loop() {
     constexpr std::size_t W_ = simd::width<T>;
@@ -549,7 +569,8 @@ class engine {
         l.ctx.inv = ctx_.inv;
       }
       static_for<NV>([&](auto k) {
-        if constexpr (bwd && is_array_k<k.value>() && !P::row_in(k.value, N) && touches_here(depth, k.value, N))
+        if constexpr (bwd && is_array_k<k.value>() && !P::row_in(k.value, N) && !P::column_in(k.value, N) &&
+                      touches_here(depth, k.value, N))
           l.outs[k.value] = outs_[k.value] + offset;
       });
       if constexpr (K == pass_kind::store) l.out = out_ + offset;
@@ -596,6 +617,18 @@ class engine {
           }
         };
         visit_roots<S + 1 - props<R>::reductions, I.root_base>(r.arg, push);
+      }
+      if constexpr (backward_here<K, A, N>(I) && extents<E>::t.nest_columns[N]) {
+        // With columns: the invariants without a column, once (finish_row took the others).
+        auto push_free = [&]<std::size_t SS, std::size_t RR>(const auto& node) {
+          using Node = std::remove_cvref_t<decltype(node)>;
+          if constexpr (W::template reached<Node> && !props<Node>::has_column) {
+            B s = ab[0].sk.inv[RR];
+            for (std::size_t u = 1; u < U; ++u) s = s + ab[u].sk.inv[RR];
+            backward_scalar<SS>(node, simd::hsum(s) + at.sk.inv[RR]);
+          }
+        };
+        visit_roots<S + 1 - props<R>::reductions, I.root_base>(r.arg, push_free);
       }
       if constexpr (bwd && I.wants) {
         B s = ab[0].sk.red[S];
@@ -645,7 +678,7 @@ class engine {
 
   // With loops, a frozen copy (see freeze); with columns, a copy whose columns hold the current
   // row's elements; otherwise the caller's expression itself.
-  std::conditional_t<(NR > 0 || P::has_columns), E, const E&> e_;
+  std::conditional_t<copies, E, const E&> e_;
   T* const* outs_;
   const std::size_t* sizes_;
   T* out_ = nullptr;

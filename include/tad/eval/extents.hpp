@@ -141,6 +141,7 @@ struct extents {
     std::array<bool, leaves> nest_rows{};         // per nest: a row nest (a vector broadcast across rows, or a column)
     std::array<bool, leaves> nest_columns{};      // per nest: it holds a column (as_column): per-row values
     std::array<bool, leaves> column{};            // per leaf: a column
+    std::array<bool, 2 * leaves> class_column{};  // per axis class: a column's axis is in it
     bool column_without_matrix = false;           // a region holds a column but no matrix (unsupported)
     std::size_t classes = 0;                      // axis classes
     std::size_t nests = 0;
@@ -204,6 +205,7 @@ struct extents {
       if (row_axis(i) != no_class) r.row[i] = class_of(row_axis(i));
       if (last_axis(i) != no_class) r.col[i] = region_col[g] = class_of(last_axis(i));
       if (l[i].strided) region_strided[g] = true;
+      if (l[i].column) r.class_column[r.row[i]] = true;
       if (l[i].column) region_column[g] = true;
       else if (l[i].rank == 2) region_row[g] = r.row[i], region_matrix[g] = true;
       else region_vector[g] = true;
@@ -339,14 +341,15 @@ inline std::string describe_shape(const fixed_by& f) {
 /// building and the choice of message stay out of the callers (g++'s inlining budget).
 [[noreturn]] [[gnu::cold]] [[gnu::noinline]] inline void throw_extent_mismatch(const fixed_by& rf, const fixed_by& first,
                                                                          const fixed_by& self, std::size_t c,
-                                                                         std::size_t expected, std::size_t got) {
+                                                                         bool column_class, std::size_t expected,
+                                                                         std::size_t got) {
   // The region's first array is named when it has this axis (combined with self elementwise).
   const fixed_by& f = rf.describe != nullptr && (rf.row_class == c || rf.col_class == c) ? rf : first;
   // Along c: a matrix's rows or a column's length (true), or a last axis (false).
   const bool f_rows = f.column || (f.rank == 2 && f.row_class == c);
   const bool self_rows = self.column || (self.rank == 2 && self.row_class == c);
-  // Matrices whose rows meet across regions meet through a column of one variable.
-  if (f.column || self.column || f_rows != self_rows || (f_rows && f.region != self.region))
+  // Matrices whose rows meet across regions in a class with a column meet through it.
+  if (f.column || self.column || f_rows != self_rows || (column_class && f_rows && f.region != self.region))
     throw_column_mismatch(f, self, expected, got);
   const std::string a = f.describe(f.position), b = self.describe(self.position);
   if (f.rank == 2 && self.rank == 2 && f.row_class != self.row_class)
@@ -393,7 +396,7 @@ constexpr extent_array<E> bind_extents(const E& e) {
           first[c] = self;
         } else if (ext[c] != extent) {
           if constexpr (extent_info::has_columns) {
-            throw_extent_mismatch(region_first[region], first[c], self, c, ext[c], extent);
+            throw_extent_mismatch(region_first[region], first[c], self, c, extent_info::t.class_column[c], ext[c], extent);
           } else {
             // Without columns, throw_extent_mismatch's choices written out here, as they were
             // before columns: moving them out of line moved g++ 12's spill slots in the W1
