@@ -733,7 +733,9 @@ bool dom_tan(double x, double, double) { return std::abs(std::cos(x)) > 0.1; }
 bool apart(double a, double b) { return std::abs(a - b) > 1e-3 * std::max({std::abs(a), std::abs(b), 1e-2}); }
 bool dom_apart(double x, double y, double) { return apart(x, y); }
 bool dom_pow_s(double x, double, double) { return x > 0; }
-bool dom_clamp(double x, double y, double s) { return y < s && apart(x, y) && apart(x, s); }
+// The bounds apart too: a central difference in y (or s) by h must not cross the other bound
+// (y = 0.001953125, s = y + 6e-8 with h = 1e-6 did, corpus/clamp-close-bounds-f2).
+bool dom_clamp(double x, double y, double s) { return y < s && apart(x, y) && apart(x, s) && apart(y, s); }
 
 // ---- reductions and multi-pass expressions: references in double ---------------------------
 

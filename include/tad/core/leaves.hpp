@@ -246,6 +246,11 @@ constexpr std::size_t span_of(const L& l) noexcept {
   if constexpr (is_strided_v<L>) return l.rows == 0 || l.cols == 0 ? 0 : (l.rows - 1) * l.ld + l.cols;
   else return l.size;
 }
+/// A strided matrix's ld; 0 for any other leaf.
+template <class L>
+constexpr std::size_t stride_of(const L& l) noexcept {
+  if constexpr (is_strided_v<L>) return l.ld; else return 0;
+}
 /// Are two leaves of one type views of the same elements with the same shape?
 template <class L>
 constexpr bool same_view(const L& a, const L& b) {

@@ -108,9 +108,7 @@ void check_binding(const E& e, const X& x, const char* api) {
       using L = std::remove_cvref_t<decltype(leaf)>;
       if constexpr (L::is_variable) {
         if (same_name<L::name, X::name>) {
-          bool other = leaf.data != x.data;
-          if constexpr (is_strided_v<X> && is_strided_v<L>) other = other || leaf.ld != x.ld;
-          if (other) {
+          if (leaf.data != x.data || stride_of(leaf) != stride_of(x)) {
             throw std::invalid_argument(std::string(api) + ": variable '" + std::string(X::name.view()) +
                                         "' is bound to other data than in the expression");
           }
