@@ -92,6 +92,12 @@ template <class Op>
 constexpr bool op_is_reduction() {
   if constexpr (requires { Op::is_reduction; }) return Op::is_reduction; else return false;
 }
+/// A reduction along an axis (`sum(X, axis<1>)`, ops/reductions.hpp): a reduction node to the
+/// engine (a slot, its value read from the context), an array of rank 1 to its parent.
+template <class Op>
+constexpr bool op_is_point() {
+  if constexpr (requires { Op::is_point; }) return Op::is_point; else return false;
+}
 template <class Op>
 constexpr bool op_is_mask() {
   if constexpr (requires { Op::is_mask; }) return Op::is_mask; else return false;
@@ -122,6 +128,7 @@ struct props {  // leaves
   static constexpr int rank = leaf_rank<E>();
   static constexpr bool is_mask = false;
   static constexpr bool is_reduction = false;
+  static constexpr bool is_point = false;
   static constexpr std::size_t reductions = 0;  // number of reduction nodes
   static constexpr int level = 0;               // 1 + level of the argument, for reductions
   static constexpr bool is_root = false;
@@ -134,13 +141,17 @@ struct props {  // leaves
 template <class Op, class... C>
 struct props<node<Op, C...>> {
   static constexpr bool is_reduction = op_is_reduction<Op>();
-  static constexpr bool is_array = !is_reduction && (props<C>::is_array || ...);
+  /// A reduction along an axis (an *axis point*): one value per row of its matrix argument.
+  static constexpr bool is_point = op_is_point<Op>();
+  static constexpr bool is_array = is_point || (!is_reduction && (props<C>::is_array || ...));
   /// Elementwise, the highest rank of its children (a vector with a matrix is a row broadcast
-  /// across the matrix's rows, extents.hpp); a (full) reduction is a scalar.
-  static constexpr int rank = is_reduction ? 0 : std::max({0, props<C>::rank...});
+  /// across the matrix's rows, extents.hpp); a (full) reduction is a scalar, an axis point a
+  /// vector over its argument's rows.
+  static constexpr int rank = is_point ? 1 : is_reduction ? 0 : std::max({0, props<C>::rank...});
   static constexpr bool is_mask = op_is_mask<Op>();
   static constexpr std::size_t reductions = (props<C>::reductions + ... + 0) + (is_reduction ? 1 : 0);
-  static constexpr int level = std::max({0, props<C>::level...}) + (is_reduction ? 1 : 0);
+  /// An axis point adds no level: its sweeps run inside the loop of its parent's rows.
+  static constexpr int level = std::max({0, props<C>::level...}) + (is_reduction && !is_point ? 1 : 0);
   static constexpr bool has_column = !is_reduction && (props<C>::has_column || ...);
   static constexpr bool linear_rules = op_adjoint_linear<Op>() && (props<C>::linear_rules && ...);
   static constexpr bool column_free_linear = has_column ? (props<C>::column_free_linear && ...) : linear_rules;

@@ -226,7 +226,8 @@ class engine {
   constexpr void loops() {
     static_for<NC>([&](auto c) {
       if constexpr (P::template runs<K, A>(c.value)) {
-        if constexpr (extents<E>::t.nest_rows[c.value]) row_loop<K, A, c.value>();
+        if constexpr (extents<E>::t.nest_points[c.value]) point_loop<K, A, c.value>();
+        else if constexpr (extents<E>::t.nest_rows[c.value]) row_loop<K, A, c.value>();
         else loop<K, A, c.value>();
       }
     });
@@ -241,7 +242,7 @@ class engine {
     return backward_in<K, A>(r) && r.nest == N;
   }
   /// Does the loop over nest N of the backward pass at depth d write the k-th variable's gradient?
-  static constexpr bool touches_here(int d, std::size_t k, std::size_t n) { return P::touches_in(d, k, n); }
+  static constexpr bool touches_here(int d, std::size_t k, std::size_t n) { return P::touches_own(d, k, n); }
   template <std::size_t K>
   static constexpr bool is_array_k() {
     using X = std::tuple_element_t<K, typename W::types>;
@@ -585,6 +586,252 @@ class engine {
       if constexpr (columns && bwd) finish_row<K, A, N>(ab, at, r);
     }
     if constexpr (K != pass_kind::store) finish<K, A, N>(ab, at);
+  }
+
+  /// The region that holds axis point S: the slot of the reduction whose argument it is in, or
+  /// P::reductions for E itself.
+  template <std::size_t S>
+  static constexpr std::size_t point_parent = extents<E>::t.region_of[extents<E>::leaves + S];
+  /// Does the loop of pass K, level or depth A, over nest N need the value of slot S, an axis
+  /// point of N: does it run the code that holds S?
+  template <pass_kind K, int A, std::size_t N, std::size_t S>
+  static constexpr bool point_forward() {
+    if constexpr (!P::info[S].point || P::info[S].outer_nest != N) return false;
+    else if constexpr (point_parent<S> == NR) return K == pass_kind::store;
+    else return forward_here<K, A, N>(P::info[point_parent<S>]) || backward_here<K, A, N>(P::info[point_parent<S>]);
+  }
+  /// ... and push an adjoint into S's argument?
+  template <pass_kind K, int A, std::size_t N, std::size_t S>
+  static constexpr bool point_backward() {
+    if constexpr (!point_forward<K, A, N, S>() || point_parent<S> == NR) return false;
+    else return P::info[S].wants && backward_here<K, A, N>(P::info[point_parent<S>]);
+  }
+
+  /// One element (V: a batch or one T) of the argument of axis point S at column j of the
+  /// current row: accumulated (K forward) or differentiated with the row's adjoint (K backward),
+  /// its array variables' adjoints added to their gradients (a matrix variable's row, a row
+  /// vector's columns).
+  template <pass_kind K, std::size_t S, class V>
+  TAD_INLINE static void point_step(const local& l, acc<V>& a, std::size_t j) {
+    constexpr bool bwd = K == pass_kind::backward;
+    constexpr reduction_info I = P::info[S];
+    if constexpr (bwd) {
+      static_for<NV>([&](auto k) TAD_INLINE_LAMBDA {
+        if constexpr (is_array_k<k.value>() && P::vars[S].test(k.value)) a.sk.var[k.value] = simd::splat<V>(-0.0);
+      });
+    }
+    auto visit = [&]<std::size_t SS>(const auto& r) TAD_INLINE_LAMBDA {
+      if constexpr (SS == S) {
+        using R = std::remove_cvref_t<decltype(r)>;
+        using Op = typename R::op_type;
+        using Arg = std::remove_cvref_t<decltype(r.arg)>;
+        static_assert(!region_has_lets<Arg, true>(),
+                      "tad: a let (tad::let) inside the argument of a reduction along an axis is not supported yet");
+        if constexpr (!bwd) {
+          const auto t = forward<V, S, I.root_base, true>(r.arg, l.ctx, j);
+          accumulate_tree<Op, Arg>(a.fs[S], t);
+        } else if constexpr (!Op::needs_value) {
+          const V da = Op::backward(simd::splat<V>(l.ctx.adj[S]), simd::splat<V>(0), l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
+          forward_backward<V, S, I.root_base, true>(r.arg, l.ctx, j, da, a.sk);
+        } else {
+          const auto t = forward<V, S, I.root_base, true>(r.arg, l.ctx, j);
+          const V da = Op::backward(simd::splat<V>(l.ctx.adj[S]), t.v, l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
+          backward<S, I.root_base>(r.arg, t, da, a.sk);
+        }
+      }
+    };
+    visit_reductions<0>(l.e, visit);
+    if constexpr (bwd) {
+      static_for<NV>([&](auto k) TAD_INLINE_LAMBDA {
+        if constexpr (is_array_k<k.value>() && P::vars[S].test(k.value)) {
+          T* p = l.outs[k.value] + j;
+          simd::store_any(p, simd::load_any<V>(p) + a.sk.var[k.value]);
+        }
+      });
+    }
+  }
+
+  /// A sweep of axis point S over the current row (cols elements): today's loop body, U
+  /// batches, one batch, then single elements. Forward: the row's reduction, into
+  /// l.ctx.val[S] and aux[S].
+  template <pass_kind K, std::size_t S>
+  TAD_INLINE void sweep(local& l, std::array<acc<B>, U>& ab, acc<T>& at, std::size_t cols) {
+    constexpr std::size_t W_ = simd::width<T>;
+    using Op = typename slot_node_t<E, S>::op_type;
+    if constexpr (K == pass_kind::forward) {
+      for (auto& a : ab) a.fs[S] = Op::template init<B>();
+      at.fs[S] = Op::template init<T>();
+    }
+    std::size_t j = 0;
+    if constexpr (U > 1) {
+      for (; j + U * W_ <= cols; j += U * W_) {
+        static_for<U>([&](auto u) TAD_INLINE_LAMBDA { point_step<K, S>(l, ab[u.value], j + u.value * W_); });
+      }
+    }
+    for (; j + W_ <= cols; j += W_) point_step<K, S>(l, ab[0], j);
+    for (; j < cols; ++j) point_step<K, S>(l, at, j);
+    if constexpr (K == pass_kind::forward) {
+      const auto res = Op::finish(merged_state<Op, S>(ab, at), cols);
+      l.ctx.val[S] = res.value;
+      l.ctx.aux[S] = res.aux;
+    }
+  }
+
+  /// The per-lane states of reduction S in ab and at, merged into one (a sum's by hsum).
+  template <class Op, std::size_t S>
+  TAD_INLINE static reduction_state<T> merged_state(std::array<acc<B>, U>& ab, const acc<T>& at) {
+    for (std::size_t u = 1; u < U; ++u) Op::merge(ab[0].fs[S], ab[u].fs[S]);
+    if constexpr (std::is_base_of_v<sum_op, Op> || std::is_base_of_v<mean_op, Op>) {
+      return {simd::hsum(ab[0].fs[S].a) + at.fs[S].a, T(0)};
+    }
+    alignas(64) T la[simd::width<T>];
+    alignas(64) T lb[simd::width<T>];
+    ab[0].fs[S].a.store_aligned(la);
+    ab[0].fs[S].b.store_aligned(lb);
+    reduction_state<T> s = at.fs[S];
+    for (std::size_t k = 0; k < simd::width<T>; ++k) Op::merge(s, reduction_state<T>{la[k], lb[k]});
+    return s;
+  }
+
+  /// The loop of a nest whose code reads axis points (`mean(softplus(sum(X * w, axis<1>)))`).
+  /// Per block of W rows (W the SIMD width): each point's forward sweep over each row of its
+  /// argument (the row's value, into the block's buffer pv), the nest's own code at those W
+  /// elements as one batch (it accumulates the nest's reductions and, in a backward pass,
+  /// pushes the points' adjoints, one per row), then each point's backward sweep over each
+  /// row, seeded with its row's adjoint. The remaining rows run the same one at a time (the
+  /// nest's code on one T). A block's rows (W x cols elements) stay in L1 between the sweeps,
+  /// so X is read from memory once per pass. Scalar variables' and loop invariants' adjoints
+  /// of the sweeps sum over all rows, as in loop().
+  template <pass_kind K, int A, std::size_t N>
+  void point_loop() {
+    constexpr std::size_t W_ = simd::width<T>;
+    constexpr bool bwd = K == pass_kind::backward || K == pass_kind::fused || K == pass_kind::scaled;
+    constexpr int depth = K == pass_kind::backward ? A : 0;
+    const std::size_t rows = len<N>();
+    compute_invariants<K, A, N>();
+    static_for<NR>([&](auto S) {
+      if constexpr (point_forward<K, A, N, S.value>()) {
+        auto eval_root = [&]<std::size_t SS, std::size_t R>(const auto& node) { ctx_.inv[R] = forward<T, SS>(node, ctx_, 0).v; };
+        auto per_point = [&]<std::size_t PS>(const auto& red) {
+          if constexpr (PS == S.value) visit_roots<PS, P::info[PS].root_base>(red.arg, eval_root);
+        };
+        visit_reductions<0>(e_, per_point);
+      }
+    });
+    if constexpr (bwd) {
+      static_for<NV>([&](auto k) {
+        if constexpr (is_array_k<k.value>() && P::zero_fills(depth, k.value, N)) {
+          for (std::size_t i = 0; i < sizes_[k.value]; ++i) outs_[k.value][i] = T(0);
+        }
+      });
+    }
+    std::array<acc<B>, U> ab;  // NOLINT(cppcoreguidelines-pro-type-member-init): assigned below
+    for (auto& a : ab) a = make_acc<B>();
+    acc<T> pt = make_acc<T>();  // the sweeps' single elements
+    acc<T> at = make_acc<T>();  // the nest's own code on single rows
+    local l{e_, ctx_, {}, out_};
+    for (std::size_t k = 0; k < NV; ++k) l.outs[k] = outs_[k];
+    // Per point: a block's values and adjoints, one per row.
+    alignas(64) std::array<std::array<T, W_>, NR> pv{}, pa{};
+    static_for<NR>([&](auto S) {
+      if constexpr (point_forward<K, A, N, S.value>()) slot_ref<S.value>(l.e).op.rows = pv[S.value].data();
+    });
+    // Row r of every point of this nest: the argument's leaves, its matrix variables' gradients.
+    auto to_row = [&]<std::size_t S>(std::size_t r) TAD_INLINE_LAMBDA {
+      constexpr std::size_t In = P::info[S].nest;
+      const std::size_t cols = cols_[In];
+      rebase_rows<In, 0>(l.e, e_, r * cols, r);
+      if constexpr (point_backward<K, A, N, S>()) {
+        static_for<NV>([&](auto k) TAD_INLINE_LAMBDA {
+          using X = std::tuple_element_t<k.value, typename W::types>;
+          if constexpr (X::is_array && leaf_rank<X>() == 2 && P::vars[S].test(k.value))
+            l.outs[k.value] = outs_[k.value] + r * cols;
+        });
+      }
+      l.ctx.n = cols;  // what mean's rule reads in the sweeps
+      return cols;
+    };
+    auto forward_sweeps = [&](std::size_t r) TAD_INLINE_LAMBDA {
+      static_for<NR>([&](auto S) TAD_INLINE_LAMBDA {
+        if constexpr (point_forward<K, A, N, S.value>()) {
+          const std::size_t cols = to_row.template operator()<S.value>(r);
+          sweep<pass_kind::forward, S.value>(l, ab, pt, cols);
+        }
+      });
+    };
+    auto backward_sweeps = [&](std::size_t r) TAD_INLINE_LAMBDA {
+      static_for<NR>([&](auto S) TAD_INLINE_LAMBDA {
+        if constexpr (point_backward<K, A, N, S.value>()) {
+          const std::size_t cols = to_row.template operator()<S.value>(r);
+          sweep<pass_kind::backward, S.value>(l, ab, pt, cols);
+        }
+      });
+    };
+    std::size_t r = 0;
+    for (; r + W_ <= rows; r += W_) {
+      for (std::size_t k = 0; k < W_; ++k) {
+        forward_sweeps(r + k);
+        static_for<NR>([&](auto S) TAD_INLINE_LAMBDA {
+          if constexpr (point_forward<K, A, N, S.value>()) pv[S.value][k] = l.ctx.val[S.value];
+        });
+      }
+      l.ctx.n = rows;
+      step<K, A, N>(l, ab[0], r);
+      if constexpr (bwd) {
+        static_for<NR>([&](auto S) TAD_INLINE_LAMBDA {
+          if constexpr (point_backward<K, A, N, S.value>()) {
+            ab[0].sk.red[S.value].store_aligned(pa[S.value].data());
+            ab[0].sk.red[S.value] = simd::splat<B>(0);
+          }
+        });
+        for (std::size_t k = 0; k < W_; ++k) {
+          static_for<NR>([&](auto S) TAD_INLINE_LAMBDA {
+            if constexpr (point_backward<K, A, N, S.value>()) {
+              l.ctx.val[S.value] = pv[S.value][k];
+              l.ctx.adj[S.value] = pa[S.value][k];
+            }
+          });
+          backward_sweeps(r + k);
+        }
+      }
+    }
+    for (; r < rows; ++r) {
+      forward_sweeps(r);
+      l.ctx.n = rows;
+      step<K, A, N>(l, at, r);
+      if constexpr (bwd) {
+        static_for<NR>([&](auto S) TAD_INLINE_LAMBDA {
+          if constexpr (point_backward<K, A, N, S.value>()) {
+            l.ctx.adj[S.value] = at.sk.red[S.value];
+            at.sk.red[S.value] = T(0);
+          }
+        });
+        backward_sweeps(r);
+      }
+    }
+    if constexpr (K != pass_kind::store) {
+      // The sweeps' adjoints of scalar variables join the nest's own (finish sums both), those
+      // of the points' loop invariants are propagated once.
+      static_for<NV>([&](auto k) {
+        if constexpr (!is_array_k<k.value>()) at.sk.var[k.value] += pt.sk.var[k.value];
+      });
+      finish<K, A, N>(ab, at);
+      static_for<NR>([&](auto S) {
+        if constexpr (point_backward<K, A, N, S.value>()) {
+          auto push = [&]<std::size_t SS, std::size_t RR>(const auto& node) {
+            if constexpr (W::template reached<std::remove_cvref_t<decltype(node)>>) {
+              B s = ab[0].sk.inv[RR];
+              for (std::size_t u = 1; u < U; ++u) s = s + ab[u].sk.inv[RR];
+              backward_scalar<SS>(node, simd::hsum(s) + pt.sk.inv[RR]);
+            }
+          };
+          auto per_point = [&]<std::size_t PS>(const auto& red) {
+            if constexpr (PS == S.value) visit_roots<PS, P::info[PS].root_base>(red.arg, push);
+          };
+          visit_reductions<0>(e_, per_point);
+        }
+      });
+    }
   }
 
   template <pass_kind K, int A, std::size_t N>

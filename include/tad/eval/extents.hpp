@@ -84,6 +84,7 @@ struct leaf_entry {
   bool is_array = false;  // a column too
   bool column = false;
   bool strided = false;  // a matrix with rows ld apart
+  bool point = false;    // an axis point (sum(X, axis<1>)): a vector over its argument's rows
   int rank = 0;
   std::string_view name{};
 };
@@ -110,6 +111,25 @@ constexpr void list_leaves(leaf_entry* out, std::size_t base, std::size_t region
   }
 }
 
+/// Per reduction slot s, entry `leaves + s` of the table: an axis point (`sum(X, axis<1>)`) is
+/// an array of rank 1 in the region of its parent, whose one axis is its argument's rows.
+template <class E, std::size_t Slot>
+constexpr void list_points(leaf_entry* out, std::size_t leaves, std::size_t region) {
+  if constexpr (!is_leaf_v<E>) {
+    const std::size_t mine = props<E>::is_reduction ? Slot + props<E>::reductions - 1 : region;
+    static_for<E::arity>([&](auto k) {
+      list_points<child_t<k.value, E>, child_slot<E, k.value, Slot>()>(out, leaves, mine);
+    });
+    if constexpr (props<E>::is_point) {
+      leaf_entry& p = out[leaves + mine];
+      p.region = region;
+      p.is_array = true;
+      p.point = true;
+      p.rank = 1;
+    }
+  }
+}
+
 /// The axis classes and nests of E.
 ///
 /// Every array leaf has a last axis (a vector's only one, a matrix's columns) and a matrix also
@@ -125,33 +145,43 @@ constexpr void list_leaves(leaf_entry* out, std::size_t base, std::size_t region
 /// a strided matrix) over the rows,
 /// each row a flat loop over the columns (engine.hpp). Nests are numbered by their first array
 /// leaf from the left, axis classes likewise.
+///
+/// An axis point (`sum(X, axis<1>)`) is an extra entry after the leaves (`leaves + slot`): a
+/// vector in its parent's region whose axis is its argument's row axis. Its argument's region is
+/// a row nest; its parent's region is a *point nest*, a loop over rows that runs the point's
+/// sweeps over each row (engine::point_loop).
 template <class E>
 struct extents {
   static constexpr std::size_t leaves = leaf_count<E>();
   static constexpr std::size_t top = props<E>::reductions;  // the region outside every reduction
+  static constexpr std::size_t entries = leaves + top;      // the leaves, then one per reduction slot
   struct table {
-    std::array<std::size_t, leaves> row{};        // axis class of a matrix leaf's rows, or of a column (no_class otherwise)
-    std::array<std::size_t, leaves> col{};        // axis class of an array leaf's last axis (no_class otherwise, and for a column)
-    std::array<std::size_t, leaves> nest_of{};    // nest of an array leaf's region (no_class otherwise)
-    std::array<std::size_t, leaves> position{};   // each array leaf's position among the arrays, from 1
-    std::array<std::size_t, leaves> region_of{};  // each array leaf's region (a reduction's argument, or E)
+    std::array<std::size_t, entries> row{};        // axis class of a matrix leaf's rows, or of a column (no_class otherwise)
+    std::array<std::size_t, entries> col{};        // axis class of an array leaf's last axis (no_class otherwise, and for a column)
+    std::array<std::size_t, entries> nest_of{};    // nest of an array leaf's region (no_class otherwise)
+    std::array<std::size_t, entries> position{};   // each array leaf's position among the arrays, from 1
+    std::array<std::size_t, entries> region_of{};  // each array leaf's region (a reduction's argument, or E)
     std::array<std::size_t, top + 1> region{};    // nest of each reduction's argument; [top]: of E
-    std::array<std::size_t, leaves> nest_row{};   // per nest: its row axis class (no_class: a vector nest)
-    std::array<std::size_t, leaves> nest_col{};   // per nest: its last axis class
-    std::array<bool, leaves> nest_rows{};         // per nest: a row nest (a vector broadcast across rows, or a column)
-    std::array<bool, leaves> nest_columns{};      // per nest: it holds a column (as_column): per-row values
-    std::array<bool, leaves> column{};            // per leaf: a column
-    std::array<bool, 2 * leaves> class_column{};  // per axis class: a column's axis is in it
+    std::array<std::size_t, entries> nest_row{};   // per nest: its row axis class (no_class: a vector nest)
+    std::array<std::size_t, entries> nest_col{};   // per nest: its last axis class
+    std::array<bool, entries> nest_rows{};         // per nest: a row nest (a vector broadcast across rows, a column, a point's argument)
+    std::array<bool, entries> nest_columns{};      // per nest: it holds a column (as_column): per-row values
+    std::array<bool, entries> nest_points{};       // per nest: a region of it holds an axis point
+    std::array<bool, entries> column{};            // per leaf: a column
+    std::array<bool, 2 * entries> class_column{};  // per axis class: a column's axis is in it
+    std::array<bool, 2 * entries> class_point{};   // per axis class: an axis point's axis is in it
     bool column_without_matrix = false;           // a region holds a column but no matrix (unsupported)
+    bool point_with_matrix = false;               // a region holds an axis point and a matrix (unsupported)
     std::size_t classes = 0;                      // axis classes
     std::size_t nests = 0;
   };
   static constexpr table t = [] {
-    std::array<leaf_entry, leaves> l{};
+    std::array<leaf_entry, entries> l{};
     list_leaves<E, 0>(l.data(), 0, top);
-    // Union-find over the axes: 2 i is leaf i's row axis, 2 i + 1 its last axis.
-    std::array<std::size_t, 2 * leaves> parent{};
-    for (std::size_t i = 0; i < 2 * leaves; ++i) parent[i] = i;
+    list_points<E, 0>(l.data(), leaves, top);
+    // Union-find over the axes: 2 i is entry i's row axis, 2 i + 1 its last axis.
+    std::array<std::size_t, 2 * entries> parent{};
+    for (std::size_t i = 0; i < 2 * entries; ++i) parent[i] = i;
     auto find = [&](std::size_t i) {
       while (parent[i] != i) i = parent[i];
       return i;
@@ -165,14 +195,16 @@ struct extents {
     // shape: its last axes (a column's vector's) are one, and a matrix's rows.
     auto row_axis = [&](std::size_t i) { return l[i].column ? 2 * i + 1 : l[i].rank == 2 ? 2 * i : no_class; };
     auto last_axis = [&](std::size_t i) { return l[i].column ? no_class : 2 * i + 1; };
-    for (std::size_t i = 0; i < leaves; ++i) {
+    for (std::size_t i = 0; i < entries; ++i) {
       if (!l[i].is_array) continue;
-      for (std::size_t j = i + 1; j < leaves; ++j) {
+      for (std::size_t j = i + 1; j < entries; ++j) {
         if (!l[j].is_array) continue;
         if (l[i].region == l[j].region) {
           if (last_axis(i) != no_class && last_axis(j) != no_class) unite(last_axis(i), last_axis(j));
           if (row_axis(i) != no_class && row_axis(j) != no_class) unite(row_axis(i), row_axis(j));
         }
+        // An axis point's one axis is its argument's rows (j = leaves + s, i in region s).
+        if (l[j].point && l[i].region == j - leaves && row_axis(i) != no_class) unite(last_axis(j), row_axis(i));
         if (!l[i].name.empty() && l[i].name == l[j].name) {
           unite(2 * i + 1, 2 * j + 1);
           if (l[i].rank == 2 && l[j].rank == 2) unite(2 * i, 2 * j);
@@ -180,9 +212,9 @@ struct extents {
       }
     }
     table r{};
-    std::array<std::size_t, 2 * leaves> number{};
+    std::array<std::size_t, 2 * entries> number{};
     for (auto& c : r.region) c = no_class;
-    for (std::size_t a = 0; a < 2 * leaves; ++a) number[a] = no_class;
+    for (std::size_t a = 0; a < 2 * entries; ++a) number[a] = no_class;
     auto class_of = [&](std::size_t axis) {
       const std::size_t root = find(axis);
       if (number[root] == no_class) number[root] = r.classes++;
@@ -191,11 +223,11 @@ struct extents {
     // A region's row class (the rows of its matrices), last class, and whether it holds a
     // vector (a row) or a column.
     std::array<std::size_t, top + 1> region_row{}, region_col{};
-    std::array<bool, top + 1> region_vector{}, region_matrix{}, region_column{}, region_strided{};
+    std::array<bool, top + 1> region_vector{}, region_matrix{}, region_column{}, region_strided{}, region_point{};
     for (auto& c : region_row) c = no_class;
     for (auto& c : region_col) c = no_class;
     std::size_t arrays = 0;
-    for (std::size_t i = 0; i < leaves; ++i) {
+    for (std::size_t i = 0; i < entries; ++i) {
       r.row[i] = r.col[i] = r.nest_of[i] = no_class;
       if (!l[i].is_array) continue;
       const std::size_t g = l[i].region;
@@ -206,13 +238,16 @@ struct extents {
       if (last_axis(i) != no_class) r.col[i] = region_col[g] = class_of(last_axis(i));
       if (l[i].strided) region_strided[g] = true;
       if (l[i].column) r.class_column[r.row[i]] = true;
+      if (l[i].point) r.class_point[r.col[i]] = true, region_point[g] = true;
       if (l[i].column) region_column[g] = true;
       else if (l[i].rank == 2) region_row[g] = r.row[i], region_matrix[g] = true;
       else region_vector[g] = true;
     }
-    for (std::size_t g = 0; g <= top; ++g)
+    for (std::size_t g = 0; g <= top; ++g) {
       if (region_column[g] && !region_matrix[g]) r.column_without_matrix = true;
-    for (std::size_t i = 0; i < leaves; ++i) {
+      if (region_point[g] && region_matrix[g]) r.point_with_matrix = true;
+    }
+    for (std::size_t i = 0; i < entries; ++i) {
       if (!l[i].is_array) continue;
       const std::size_t g = l[i].region;
       if (r.region[g] == no_class) {
@@ -225,7 +260,9 @@ struct extents {
         }
         r.region[g] = n;
         if (region_matrix[g] && (region_vector[g] || region_column[g] || region_strided[g])) r.nest_rows[n] = true;
+        if (g < top && l[leaves + g].point) r.nest_rows[n] = true;  // a point's sweeps run per row
         if (region_column[g]) r.nest_columns[n] = true;
+        if (region_point[g]) r.nest_points[n] = true;
       }
       r.nest_of[i] = r.region[g];
     }
@@ -236,6 +273,11 @@ struct extents {
   /// Does E hold a column (as_column) anywhere?
   static constexpr bool has_columns = [] {
     for (bool c : t.column) if (c) return true;
+    return false;
+  }();
+  /// Does E hold an axis point (sum(X, axis<1>)) anywhere?
+  static constexpr bool has_points = [] {
+    for (bool p : t.nest_points) if (p) return true;
     return false;
   }();
 };
@@ -336,15 +378,27 @@ inline std::string describe_shape(const fixed_by& f) {
                                   expected, got);
 }
 
+/// The error of bind_extents along the axis of a reduction along axis 1 (one value per row of its
+/// argument's matrices): expected() is the first array's extent along it, got() the other's.
+[[noreturn]] [[gnu::cold]] [[gnu::noinline]] inline void throw_point_mismatch(const fixed_by& first, const fixed_by& other,
+                                                                        std::size_t expected, std::size_t got) {
+  throw shape_error::with_message("tad: shapes do not agree: " + describe_shape(first) + ", " + describe_shape(other) +
+                                      " (a reduction along axis 1, tad::sum(e, tad::axis<1>), has one value per row "
+                                      "of e: the vectors it is combined with have that length, and the matrices of e "
+                                      "and of every reduction along axis 1 it meets have that many rows)",
+                                  expected, got);
+}
+
 /// bind_extents' error when `self` has extent `got` along axis class c, fixed at `expected` by
 /// `first` (rf: the first array of self's region, if any). Out of line and cold: the string
 /// building and the choice of message stay out of the callers (g++'s inlining budget).
 [[noreturn]] [[gnu::cold]] [[gnu::noinline]] inline void throw_extent_mismatch(const fixed_by& rf, const fixed_by& first,
                                                                          const fixed_by& self, std::size_t c,
-                                                                         bool column_class, std::size_t expected,
-                                                                         std::size_t got) {
+                                                                         bool column_class, bool point_class,
+                                                                         std::size_t expected, std::size_t got) {
   // The region's first array is named when it has this axis (combined with self elementwise).
   const fixed_by& f = rf.describe != nullptr && (rf.row_class == c || rf.col_class == c) ? rf : first;
+  if (point_class) throw_point_mismatch(f, self, expected, got);
   // Along c: a matrix's rows or a column's length (true), or a last axis (false).
   const bool f_rows = f.column || (f.rank == 2 && f.row_class == c);
   const bool self_rows = self.column || (self.rank == 2 && self.row_class == c);
@@ -368,6 +422,11 @@ inline std::string describe_shape(const fixed_by& f) {
 template <class E>
 constexpr extent_array<E> bind_extents(const E& e) {
   using extent_info = extents<E>;
+  static_assert(!extent_info::t.point_with_matrix,
+                "tad: a reduction along an axis (tad::sum(e, tad::axis<1>)) is combined elementwise with a "
+                "matrix; its result is one value per row, a vector, and a vector combined with a matrix "
+                "would be one of its rows: not supported yet. Reduce it (tad::sum, tad::mean) or combine it "
+                "with vectors");
   static_assert(!extent_info::t.column_without_matrix,
                 "tad: a column (tad::as_column) is combined with no matrix: a column is one value per row "
                 "of the matrix it is combined with elementwise (X * as_column(c)); alone, or with vectors "
@@ -395,8 +454,9 @@ constexpr extent_array<E> bind_extents(const E& e) {
           ext[c] = extent;
           first[c] = self;
         } else if (ext[c] != extent) {
-          if constexpr (extent_info::has_columns) {
-            throw_extent_mismatch(region_first[region], first[c], self, c, extent_info::t.class_column[c], ext[c], extent);
+          if constexpr (extent_info::has_columns || extent_info::has_points) {
+            throw_extent_mismatch(region_first[region], first[c], self, c, extent_info::t.class_column[c],
+                                  extent_info::t.class_point[c], ext[c], extent);
           } else {
             // Without columns, throw_extent_mismatch's choices written out here, as they were
             // before columns: moving them out of line moved g++ 12's spill slots in the W1

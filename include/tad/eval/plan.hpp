@@ -16,6 +16,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <tuple>
+#include <type_traits>
+#include <utility>
 
 namespace tad::detail {
 
@@ -76,6 +78,8 @@ struct reduction_info {
   std::size_t roots = 0;     // loop invariants in its argument
   std::size_t root_base = 0; // slot of the first of them
   std::size_t nest = 0;      // the extent class its argument runs over (extents.hpp)
+  bool point = false;        // a reduction along an axis: its sweeps run in its parent's loop
+  std::size_t outer_nest = 0;  // the nest of the loop that runs it: its parent's (a point), else nest
 };
 
 /// forward: reductions of one level; backward: the backward pass of one depth; fused: the last
@@ -84,13 +88,15 @@ struct reduction_info {
 enum class pass_kind { forward, backward, fused, scaled, store };
 
 /// Does the loop of pass K, level or depth A, run reduction r forward (accumulate it)?
+/// (Never an axis point: the loop of its parent's rows runs its sweeps, engine::point_loop.)
 template <pass_kind K, int A>
 constexpr bool forward_in(const reduction_info& r) {
-  return (K == pass_kind::forward || K == pass_kind::fused || K == pass_kind::scaled) && r.level == A;
+  return (K == pass_kind::forward || K == pass_kind::fused || K == pass_kind::scaled) && r.level == A && !r.point;
 }
 /// ... run its backward (push its adjoint into its argument)?
 template <pass_kind K, int A>
 constexpr bool backward_in(const reduction_info& r) {
+  if (r.point) return false;
   if constexpr (K == pass_kind::backward) return r.depth == A && r.wants;
   else if constexpr (K == pass_kind::fused || K == pass_kind::scaled) return r.depth == 0 && r.wants;
   else return false;
@@ -102,17 +108,20 @@ template <class W, class E>
 constexpr void collect(reduction_info* out, var_mask<W::size>* vars, std::size_t slot, int depth) {
   if constexpr (!is_leaf_v<E>) {
     constexpr bool is_red = props<E>::is_reduction;
+    constexpr bool is_point = props<E>::is_point;
     std::size_t s = slot;
     static_for<E::arity>([&](auto k) {
       using C = child_t<k.value, E>;
-      collect<W, C>(out, vars, s, is_red ? depth + 1 : depth);
+      collect<W, C>(out, vars, s, is_red && !is_point ? depth + 1 : depth);
       s += props<C>::reductions;
     });
     if constexpr (is_red) {
       using Op = typename E::op_type;
       reduction_info& r = out[s];
       r.level = props<E>::level;
-      r.depth = depth;
+      // An axis point's adjoint arrives in the pass of the reduction that holds it: its depth.
+      r.depth = is_point && depth > 0 ? depth - 1 : depth;
+      r.point = is_point;
       r.wants = W::template reached<E>;
       r.needs_value = Op::needs_value;
       if constexpr (requires { Op::rejects_empty; }) r.rejects_empty = Op::rejects_empty;
@@ -129,6 +138,40 @@ TAD_INLINE constexpr void visit_reductions(const E& e, F& f) {
   if constexpr (!is_leaf_v<E>) {
     static_for<E::arity>([&](auto k) TAD_INLINE_LAMBDA { visit_reductions<child_slot<E, k.value, Slot>()>(child<k.value>(e), f); });
     if constexpr (props<E>::is_reduction) f.template operator()<Slot + props<E>::reductions - 1>(e);
+  }
+}
+
+/// The reduction node of E at post-order slot S (E's first slot: Slot), as a type_identity.
+template <class E, std::size_t S, std::size_t Slot = 0>
+constexpr auto slot_node() {
+  if constexpr (is_leaf_v<E>) {
+    return std::type_identity<void>{};
+  } else if constexpr (props<E>::is_reduction && Slot + props<E>::reductions - 1 == S) {
+    return std::type_identity<E>{};
+  } else {
+    return []<std::size_t... K>(std::index_sequence<K...>) {
+      return first_non_void(slot_node<child_t<K, E>, S, child_slot<E, K, Slot>()>()...);
+    }(std::make_index_sequence<E::arity>{});
+  }
+}
+template <class E, std::size_t S>
+using slot_node_t = typename decltype(slot_node<E, S>())::type;
+
+/// The reduction node of e at post-order slot S (e's first slot: Slot), by reference.
+template <std::size_t S, std::size_t Slot = 0, class N>
+constexpr auto& slot_ref(N& e) {
+  if constexpr (props<N>::is_reduction && Slot + props<N>::reductions - 1 == S) {
+    return e;
+  } else {
+    constexpr std::size_t k = [] {
+      std::size_t found = 0;
+      static_for<N::arity>([&](auto j) {
+        constexpr std::size_t first = child_slot<N, j.value, Slot>();
+        if (first <= S && S < first + props<child_t<j.value, N>>::reductions) found = j.value;
+      });
+      return found;
+    }();
+    return slot_ref<S, child_slot<N, k, Slot>()>(child<k>(e));
   }
 }
 
@@ -218,6 +261,7 @@ struct plan {
       c.info[s].root_base = base;
       base += c.info[s].roots;
       c.info[s].nest = extents<E>::t.region[s];
+      c.info[s].outer_nest = c.info[s].point ? extents<E>::t.nest_of[extents<E>::leaves + s] : c.info[s].nest;
     }
     return c;
   }();
@@ -271,9 +315,12 @@ struct plan {
   }();
   /// Does E hold a column anywhere?
   static constexpr bool has_columns = extents<E>::has_columns;
+  /// Does E hold an axis point (sum(X, axis<1>))?
+  static constexpr bool has_points = extents<E>::has_points;
   /// Not with columns: a column variable's gradient and a column's loop invariants are
-  /// per row, which the scaled pass would have to stash per row (decisions.md 25).
-  static constexpr bool scaled = !fused && levels > 0 && scaled_slot < reductions && !has_columns;
+  /// per row, which the scaled pass would have to stash per row (decisions.md 25); not with axis
+  /// points either (their per-row adjoints would be stashed likewise).
+  static constexpr bool scaled = !fused && levels > 0 && scaled_slot < reductions && !has_columns && !has_points;
   /// The reductions inside the scaled reduction's argument are the slots
   /// [scaled_first, scaled_slot) (post-order): only their adjoints, and only the scalar
   /// variables in vars[scaled_slot], receive something from the scaled pass. The others
@@ -293,9 +340,24 @@ struct plan {
   /// Does the backward pass at depth d, in its loop over nest n, touch the k-th variable's
   /// array gradient? (Without broadcasting a variable lives in one nest; a vector broadcast
   /// across a matrix's rows is also touched by that matrix's row nest.)
+  /// An axis point's writes count for the loop that runs its sweeps (its parent's nest).
   static constexpr bool touches_in(int d, std::size_t k, std::size_t n) {
     for (std::size_t s = 0; s < reductions; ++s) {
-      if (info[s].nest == n && info[s].depth == d && info[s].wants && vars[s].test(k)) return true;
+      if (info[s].outer_nest == n && info[s].depth == d && info[s].wants && vars[s].test(k)) return true;
+    }
+    return false;
+  }
+  /// ... through the elementwise code of that loop itself (not an axis point's sweeps)?
+  static constexpr bool touches_own(int d, std::size_t k, std::size_t n) {
+    for (std::size_t s = 0; s < reductions; ++s) {
+      if (!info[s].point && info[s].nest == n && info[s].depth == d && info[s].wants && vars[s].test(k)) return true;
+    }
+    return false;
+  }
+  /// ... through the sweeps of an axis point of nest n?
+  static constexpr bool point_writes(int d, std::size_t k, std::size_t n) {
+    for (std::size_t s = 0; s < reductions; ++s) {
+      if (info[s].point && info[s].outer_nest == n && info[s].depth == d && info[s].wants && vars[s].test(k)) return true;
     }
     return false;
   }
@@ -350,13 +412,14 @@ struct plan {
     return nests;
   }
   /// Does the loop over nest n of the backward pass at depth d store the k-th variable's
-  /// gradient (the first write of every element) rather than add to it?
+  /// gradient (the first write of every element) rather than add to it? (An axis point's sweeps
+  /// add: a row of its argument's matrix variable may be written by several sweeps of one row.)
   static constexpr bool stores(int d, std::size_t k, std::size_t n) {
-    return first_touch(k) == d && first_touch_nest(k) == n && !row_in(k, n);
+    return first_touch(k) == d && first_touch_nest(k) == n && !row_in(k, n) && !point_writes(d, k, n);
   }
   /// ... or must it zero the gradient before it adds to it (a row's first write)?
   static constexpr bool zero_fills(int d, std::size_t k, std::size_t n) {
-    return first_touch(k) == d && first_touch_nest(k) == n && row_in(k, n);
+    return first_touch(k) == d && first_touch_nest(k) == n && (row_in(k, n) || point_writes(d, k, n));
   }
   static constexpr bool rejects_empty = [] {
     for (const auto& r : info) if (r.rejects_empty) return true;

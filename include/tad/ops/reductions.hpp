@@ -172,6 +172,22 @@ struct length_leaf {
   std::size_t n = 0;
 };
 
+/// The number of rows of the first matrix leaf of e (0 if it has none).
+template <class E>
+constexpr std::size_t first_matrix_rows(const E& e) {
+  if constexpr (is_leaf_v<E>) {
+    if constexpr (E::is_array && leaf_rank<E>() == 2) return e.rows; else return 0;
+  } else if constexpr (props<E>::is_reduction) {
+    return 0;
+  } else {
+    std::size_t n = 0;
+    static_for<E::arity>([&](auto k) {
+      if (n == 0) n = first_matrix_rows(child<k.value>(e));
+    });
+    return n;
+  }
+}
+
 /// The number of elements of the array expression e: the length of its first array leaf of
 /// e's rank (0 if it has none). A vector broadcast across a matrix's rows does not count: the
 /// result has the matrix's elements.
@@ -179,6 +195,8 @@ template <class E>
 constexpr std::size_t first_array_length(const E& e) {
   if constexpr (is_leaf_v<E>) {
     if constexpr (E::is_array) return e.size; else return 0;
+  } else if constexpr (props<E>::is_point) {
+    return first_matrix_rows(e.arg);  // one element per row
   } else if constexpr (props<E>::is_reduction) {
     return 0;
   } else {
@@ -319,6 +337,92 @@ TAD_REDUCTION_FUNCTION(norm, norm_op)
 TAD_REDUCTION_FUNCTION(logsumexp, detail::lse_op_marker)
 
 #undef TAD_REDUCTION_FUNCTION
+
+/// `tad::axis<K>`: the axis a reduction runs along, as in NumPy: `sum(X, axis<1>)` sums along
+/// each row of the matrix expression X (one value per row, a vector of X's number of rows).
+template <int K>
+struct axis_t {
+  static constexpr int value = K;
+};
+template <int K>
+inline constexpr axis_t<K> axis{};
+
+namespace detail {
+/// A reduction along axis `Axis` of a matrix expression (`sum(X, axis<1>)`): an *axis point*.
+/// To the engine it is a reduction node (a slot whose value the context holds, its adjoint summed
+/// in the sink) whose sweeps over a row run inside the loop over its parent's rows
+/// (engine::point_loop); to its parent it is a vector over the rows (props::is_point).
+template <class Op, int Axis>
+struct axis_op : Op {
+  static constexpr bool is_point = true;
+  static constexpr int axis = Axis;
+  /// Set by the engine in its copy of the expression: the values of a block of SIMD-width rows
+  /// (one T per row), which the parent's code reads as one batch (engine::point_loop).
+  const void* rows = nullptr;
+};
+
+/// Why an axis reduction's argument is rejected (0: it is not).
+template <class E, int K>
+constexpr int axis_problem() {
+  if constexpr (poisoned_v<E>) return 0;
+  else if constexpr (!expression<E>) return 1;
+  else if constexpr (has_custom_input_v<E>) return 3;
+  else if constexpr (!props<E>::is_array || props<E>::rank != 2) return 2;
+  else if constexpr (K != 0 && K != 1) return 4;
+  else if constexpr (K == 0) return 5;
+  else if constexpr (props<E>::reductions > 0) return 6;
+  else if constexpr (props<E>::has_column) return 7;
+  else return 0;
+}
+}  // namespace detail
+
+/// One entry point per axis reduction; a misuse gives one error naming the function.
+#define TAD_AXIS_REDUCTION_FUNCTION(fn, op)                                                           \
+  template <class E, int K>                                                                           \
+  constexpr auto fn(const E& e, axis_t<K>) {                                                          \
+    constexpr int problem = detail::axis_problem<E, K>();                                             \
+    if constexpr (detail::poisoned_v<E>) {                                                            \
+      return detail::invalid_expression{};                                                            \
+    } else if constexpr (problem == 1) {                                                              \
+      static_assert(problem != 1, "tad::" #fn "(e, axis<K>): e must be a tad expression");            \
+      return detail::invalid_expression{};                                                            \
+    } else if constexpr (problem == 3) {                                                              \
+      static_assert(problem != 3, "tad::custom_gradient(f, g): f must not call tad::" #fn "(e, "      \
+                                  "axis<K>): f runs on one element at a time, so no reduction is "    \
+                                  "allowed in f");                                                    \
+      return detail::invalid_expression{};                                                            \
+    } else if constexpr (problem == 2) {                                                              \
+      static_assert(problem != 2, "tad::" #fn "(e, axis<K>): e must be a matrix expression (rank 2); " \
+                                  "for a vector or a scalar, reduce it whole: tad::" #fn "(e)");      \
+      return detail::invalid_expression{};                                                            \
+    } else if constexpr (problem == 4) {                                                              \
+      static_assert(problem != 4, "tad::" #fn "(e, axis<K>): a matrix has axes 0 (down the columns) " \
+                                  "and 1 (along the rows); K must be 0 or 1");                        \
+      return detail::invalid_expression{};                                                            \
+    } else if constexpr (problem == 5) {                                                              \
+      static_assert(problem != 5, "tad::" #fn "(e, axis<0>): reductions down the columns are not "    \
+                                  "supported yet, only along the rows (axis<1>); doc/shapes.md");     \
+      return detail::invalid_expression{};                                                            \
+    } else if constexpr (problem == 6) {                                                              \
+      static_assert(problem != 6, "tad::" #fn "(e, axis<1>): e must not contain a reduction (a full " \
+                                  "one or another along an axis); not supported yet: compute it in "  \
+                                  "its own expression and pass its value as a constant");            \
+      return detail::invalid_expression{};                                                            \
+    } else if constexpr (problem == 7) {                                                              \
+      static_assert(problem != 7, "tad::" #fn "(e, axis<1>): e must not hold a column "               \
+                                  "(tad::as_column); not supported yet in a reduction along an axis"); \
+      return detail::invalid_expression{};                                                            \
+    } else {                                                                                          \
+      return detail::make<detail::axis_op<op, K>>(e);                                                 \
+    }                                                                                                 \
+  }
+
+/// Sum along each row of a matrix expression: `sum(X, axis<1>)[r]` is the sum of row r.
+TAD_AXIS_REDUCTION_FUNCTION(sum, sum_op)
+/// Mean along each row of a matrix expression (NaN for rows of no elements).
+TAD_AXIS_REDUCTION_FUNCTION(mean, mean_op)
+
+#undef TAD_AXIS_REDUCTION_FUNCTION
 
 /// Sum of squares.
 template <class E> constexpr auto squared_norm(const E& e) { return sum(square(e)); }

@@ -1,0 +1,290 @@
+// Reductions along axis 1 (issue 15; doc/shapes.md "Reductions along an axis"):
+// `sum(X, axis<1>)` and `mean(X, axis<1>)` are one value per row of the matrix expression X, a
+// vector its parent combines with vectors of that length and reduces. Shown here: logistic
+// regression (value and gradient against the closed form X^T (sigmoid(X w) - y) / N) at shapes
+// around the SIMD widths, float and double, unaligned and strided X, in one pass over X; with a
+// penalty, a shared z (let), clipped logits, a non-fused outer reduction (two passes), mean's
+// two counts, a matrix variable written by two points of one row, scalar variables and loop
+// invariants inside a point, array results, shape errors before anything is written, printing
+// and no allocation. Expected values are closed forms computed here in double.
+#include "support/alloc_counter.hpp"
+#include "support/check.hpp"
+
+#include <tad/tad.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <span>
+#include <vector>
+
+using tad_test::buffer;
+using tad_test::reals;
+
+namespace {
+
+struct shape {
+  std::size_t rows, cols;
+};
+const std::vector<shape> shapes{{0, 3}, {3, 0}, {1, 1}, {3, 5}, {4, 8}, {7, 9}, {16, 17}, {33, 3}, {9, 16}, {300, 257}};
+
+double sigmoid(double z) { return 1 / (1 + std::exp(-z)); }
+double softplus(double z) { return z > 0 ? z + std::log1p(std::exp(-z)) : std::log1p(std::exp(z)); }
+
+/// The logistic loss mean(softplus(z) - y z), z = X w, and its gradient X^T (sigmoid(z) - y) / N,
+/// with the adjoint of each z_r passed through `clip` (identity for the plain loss).
+template <class T, class Clip>
+double logistic(const T* X, std::size_t ld, const T* y, const std::vector<T>& w, std::size_t N, std::size_t D,
+                std::vector<double>& g, Clip clip) {
+  g.assign(D, 0.0);
+  double loss = 0;
+  for (std::size_t r = 0; r < N; ++r) {
+    double z = 0;
+    for (std::size_t j = 0; j < D; ++j) z += double(X[r * ld + j]) * double(w[j]);
+    loss += softplus(z) - double(y[r]) * z;
+    const double dz = clip((sigmoid(z) - double(y[r])) / double(N));
+    for (std::size_t j = 0; j < D; ++j) g[j] += dz * double(X[r * ld + j]);
+  }
+  return loss / double(N);
+}
+
+template <class T>
+void expect_close(const std::vector<T>& got, const std::vector<double>& want, const char* what, shape s) {
+  BOOST_TEST_REQUIRE(got.size() == want.size());
+  std::size_t bad = 0, first = 0;
+  for (std::size_t i = 0; i < want.size(); ++i)
+    if (!tad_test::close(double(got[i]), want[i], tad_test::grad_tol<T>()) && bad++ == 0) first = i;
+  BOOST_TEST(bad == 0u, what << " at " << s.rows << " x " << s.cols << ": " << bad << " elements differ; first " << first
+                             << ": tad " << (bad ? double(got[first]) : 0.0) << ", expected "
+                             << (bad ? want[first] : 0.0));
+}
+
+template <class T>
+struct lr_data {
+  buffer<T> X, y;
+  std::vector<T> w;
+  lr_data(shape s, std::size_t ld, unsigned seed) : X(s.rows * ld + 1, 1), y(s.rows, 3), w(s.cols) {
+    tad_test::fill_uniform(X, -1, 1, seed);
+    for (std::size_t r = 0; r < s.rows; ++r) y[r] = T((r * 7 + seed) % 3 == 0 ? 1 : 0);
+    for (std::size_t j = 0; j < s.cols; ++j) w[j] = T(0.3 * std::sin(double(j) + seed));
+  }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(axis)
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(logistic_regression_in_one_pass, T, reals) {
+  for (const shape& s : shapes) {
+    lr_data<T> d(s, s.cols, 11);
+    auto X = tad::constant(d.X.data(), s.rows, s.cols);
+    auto w = tad::var<"w">(d.w);
+    auto y = tad::constant(d.y.cspan());
+    const auto z = tad::sum(X * w, tad::axis<1>);
+    const auto L = tad::mean(tad::softplus(z) - y * z);
+    static_assert(tad::rank_v<decltype(z)> == 1);
+    // One loop over X's rows: per row the dot product, then the row's gradient term.
+    static_assert(tad::passes_v<decltype(L), decltype(w)> == 1);
+    std::vector<double> want;
+    const double v = logistic(d.X.data(), s.cols, d.y.data(), d.w, s.rows, s.cols, want, [](double a) { return a; });
+    const auto [value, g] = tad::grad(L, w);
+    BOOST_TEST(tad_test::close(double(value), v, tad_test::grad_tol<T>()));  // NaN for no rows: both
+    expect_close(g, want, "logistic regression", s);
+  }
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(strided_features_and_a_penalty, T, reals) {
+  // X's rows ld = cols + 3 apart; the penalty runs in w's own loop: 2 passes, w read in both.
+  for (const shape& s : shapes) {
+    const std::size_t ld = s.cols + 3;
+    lr_data<T> d(s, ld, 5);
+    auto X = tad::constant(d.X.data(), s.rows, s.cols, ld);
+    auto w = tad::var<"w">(d.w);
+    auto y = tad::constant(d.y.cspan());
+    const auto z = tad::let<"z">(tad::sum(X * w, tad::axis<1>));
+    const auto L = tad::mean(tad::softplus(z) - y * z) + 0.5 * tad::squared_norm(w);
+    static_assert(tad::passes_v<decltype(L), decltype(w)> == 2);
+    std::vector<double> want;
+    double v = logistic(d.X.data(), ld, d.y.data(), d.w, s.rows, s.cols, want, [](double a) { return a; });
+    for (std::size_t j = 0; j < s.cols; ++j) v += 0.5 * double(d.w[j]) * double(d.w[j]), want[j] += double(d.w[j]);
+    const auto [value, g] = tad::grad(L, w);
+    if (s.rows > 0) BOOST_TEST(tad_test::close(double(value), v, tad_test::grad_tol<T>()));
+    expect_close(g, want, "penalized logistic regression", s);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(clipped_logits_clip_the_summed_adjoint_once_per_row) {
+  // zc = clip_gradient(z, lo, hi) used twice: each row's adjoint (sigmoid(z) - y) / N is summed
+  // over both uses, then clipped (TensorFlow's and PyTorch's rule), then flows into z.
+  const shape s{37, 11};
+  lr_data<double> d(s, s.cols, 3);
+  for (auto& x : d.X) x *= 4;  // logits large enough that some adjoints exceed the bounds
+  auto X = tad::constant(d.X.data(), s.rows, s.cols);
+  auto w = tad::var<"w">(d.w);
+  auto y = tad::constant(d.y.cspan());
+  const double lo = -0.004, hi = 0.006;
+  const auto zc = tad::let<"zc">(tad::clip_gradient(tad::sum(X * w, tad::axis<1>), lo, hi));
+  const auto L = tad::mean(tad::softplus(zc) - y * zc);
+  static_assert(tad::passes_v<decltype(L), decltype(w)> == 1);
+  std::vector<double> want;
+  const double v = logistic(d.X.data(), s.cols, d.y.data(), d.w, s.rows, s.cols, want,
+                            [&](double a) { return std::clamp(a, lo, hi); });
+  std::vector<double> unclipped;
+  logistic(d.X.data(), s.cols, d.y.data(), d.w, s.rows, s.cols, unclipped, [](double a) { return a; });
+  BOOST_TEST(unclipped != want);  // the bounds are active
+  const auto [value, g] = tad::grad(L, w);
+  BOOST_TEST(value == v, boost::test_tools::tolerance(1e-12));
+  expect_close(g, want, "clipped logits", s);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(a_reduction_that_needs_its_value_reads_x_twice, T, reals) {
+  // log(sum(exp(z))): the adjoint of the sum is 1 / its value, known after the first loop over
+  // X; the second loop recomputes each row's z and pushes softmax(z)_r X_r into w.
+  for (const shape& s : shapes) {
+    if (s.rows == 0) continue;  // log(0) = -inf: the gradient is 0 * inf
+    lr_data<T> d(s, s.cols, 7);
+    auto X = tad::constant(d.X.data(), s.rows, s.cols);
+    auto w = tad::var<"w">(d.w);
+    const auto L = tad::log(tad::sum(tad::exp(tad::sum(X * w, tad::axis<1>))));
+    static_assert(tad::passes_v<decltype(L), decltype(w)> == 2);
+    std::vector<double> z(s.rows), want(s.cols, 0.0);
+    double total = 0;
+    for (std::size_t r = 0; r < s.rows; ++r) {
+      for (std::size_t j = 0; j < s.cols; ++j) z[r] += double(d.X[r * s.cols + j]) * double(d.w[j]);
+      total += std::exp(z[r]);
+    }
+    for (std::size_t r = 0; r < s.rows; ++r)
+      for (std::size_t j = 0; j < s.cols; ++j) want[j] += std::exp(z[r]) / total * double(d.X[r * s.cols + j]);
+    const auto [value, g] = tad::grad(L, w);
+    BOOST_TEST(tad_test::close(double(value), std::log(total), tad_test::grad_tol<T>()));
+    expect_close(g, want, "log-sum-exp of logits", s);
+  }
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(matrix_variables_scalars_and_invariants_in_points, T, reals) {
+  // L = sum(s * q) + sum(square(sum(exp(a) * X + b, axis<1>))), s_r = sum_j X_rj,
+  // q_r = sum_j X_rj^2: X is written by three points of one row.
+  // dL/dX_rj = q_r + 2 s_r X_rj + 2 p_r exp(a); dL/da = sum_r 2 p_r exp(a) s_r;
+  // dL/db = sum_r 2 p_r D, with p_r = exp(a) s_r + D b.
+  for (const shape& s : shapes) {
+    buffer<T> Xb(s.rows * s.cols, 1);
+    tad_test::fill_uniform(Xb, -1, 1, 21);
+    auto X = tad::var<"X">(Xb.data(), s.rows, s.cols);
+    auto a = tad::var<"a">(T(0.3));
+    auto b = tad::var<"b">(T(-0.2));
+    const auto L = tad::sum(tad::sum(X, tad::axis<1>) * tad::sum(X * X, tad::axis<1>)) +
+                   tad::sum(tad::square(tad::sum(tad::exp(a) * X + b, tad::axis<1>)));
+    const auto [value, gX, ga, gb] = tad::grad(L, X, a, b);
+    const double ea = std::exp(0.3), D = double(s.cols);
+    double v = 0, wa = 0, wb = 0;
+    std::vector<double> wX(s.rows * s.cols);
+    for (std::size_t r = 0; r < s.rows; ++r) {
+      double sr = 0, qr = 0;
+      for (std::size_t j = 0; j < s.cols; ++j) sr += double(Xb[r * s.cols + j]), qr += double(Xb[r * s.cols + j]) * double(Xb[r * s.cols + j]);
+      const double pr = ea * sr + D * -0.2;
+      v += sr * qr + pr * pr;
+      wa += 2 * pr * ea * sr;
+      wb += 2 * pr * D;
+      for (std::size_t j = 0; j < s.cols; ++j) wX[r * s.cols + j] = qr + 2 * sr * double(Xb[r * s.cols + j]) + 2 * pr * ea;
+    }
+    BOOST_TEST(tad_test::close(double(value), v, tad_test::grad_tol<T>() * std::max(1.0, D)));
+    BOOST_TEST(tad_test::close(double(ga), wa, tad_test::grad_tol<T>() * std::max(1.0, D)));
+    BOOST_TEST(tad_test::close(double(gb), wb, tad_test::grad_tol<T>() * std::max(1.0, D)));
+    expect_close(std::vector<T>(gX.data(), gX.data() + s.rows * s.cols), wX, "three points of X", s);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(mean_counts_columns_inside_and_rows_outside) {
+  // mean(mean(X, axis<1>)) over a 2 x 3 matrix: the mean of the row means; each element's
+  // gradient is 1 / (rows * cols). mean along an empty row is NaN.
+  const tad::matrix<double> Xm{{1, 2, 3}, {4, 5, 9}};
+  auto X = tad::var<"X">(Xm);
+  const auto [v, g] = tad::grad(tad::mean(tad::mean(X, tad::axis<1>)), X);
+  BOOST_TEST(v == (2.0 + 6.0) / 2);
+  for (std::size_t i = 0; i < 6; ++i) BOOST_TEST(g.data()[i] == 1.0 / 6);
+  const std::vector<double> m = tad::value(tad::mean(X, tad::axis<1>));
+  BOOST_TEST(m == (std::vector<double>{2, 6}));
+  const std::vector<double> e(3);
+  const auto rows = tad::value(tad::mean(tad::constant(e.data(), 3, 0), tad::axis<1>));
+  BOOST_TEST(rows.size() == 3u);
+  for (double x : rows) BOOST_TEST(std::isnan(x));
+}
+
+BOOST_AUTO_TEST_CASE(array_results_and_vjp) {
+  // value(sigmoid(sum(X * w, axis<1>))): one value per row; vjp with seed u:
+  // d/dw_j = sum_r u_r sigmoid'(z_r) X_rj.
+  const tad::matrix<double> Xm{{1, 2, 3}, {-1, 0.5, 2}, {0, 0, 1}, {2, -2, 0.25}, {1, 1, 1}};
+  const std::vector<double> ws{0.1, -0.2, 0.3}, u{1, -2, 0.5, 3, -1};
+  auto X = tad::constant(Xm);
+  auto w = tad::var<"w">(ws);
+  const auto e = tad::sigmoid(tad::sum(X * w, tad::axis<1>));
+  const std::vector<double> v = tad::value(e);
+  std::vector<double> out(5, -7);
+  tad::evaluate(e, out);
+  const auto [sv, gw] = tad::vjp(e, u, w);
+  std::vector<double> want(3, 0.0);
+  double ws_sum = 0;
+  BOOST_TEST_REQUIRE(v.size() == 5u);
+  for (std::size_t r = 0; r < 5; ++r) {
+    double z = 0;
+    for (std::size_t j = 0; j < 3; ++j) z += Xm(r, j) * ws[j];
+    BOOST_TEST(v[r] == sigmoid(z), boost::test_tools::tolerance(1e-14));
+    BOOST_TEST(out[r] == sigmoid(z), boost::test_tools::tolerance(1e-14));
+    ws_sum += u[r] * sigmoid(z);
+    for (std::size_t j = 0; j < 3; ++j) want[j] += u[r] * sigmoid(z) * (1 - sigmoid(z)) * Xm(r, j);
+  }
+  BOOST_TEST(sv == ws_sum, boost::test_tools::tolerance(1e-14));
+  for (std::size_t j = 0; j < 3; ++j) BOOST_TEST(gw[j] == want[j], boost::test_tools::tolerance(1e-13));
+}
+
+BOOST_AUTO_TEST_CASE(shape_errors_name_both_arrays_before_anything_is_written) {
+  const tad::matrix<double> Xm(3, 4), Ym(4, 4);
+  const std::vector<double> ws(4, 0.5), ys(5, 1), w3(3);
+  auto X = tad::constant(Xm);
+  auto w = tad::var<"w">(ws);
+  auto y = tad::constant(ys);
+  std::vector<double> g(4, 7.0);
+  tad_test::expect_shape_error(
+      [&] { tad::grad_into(tad::mean(y * tad::sum(X * w, tad::axis<1>)), tad::wrt(w, g)); },
+      "tad: shapes do not agree: a constant array (array 1 from the left) has length 5, a constant matrix (array 2 "
+      "from the left) has shape 3 x 4 (a reduction along axis 1, tad::sum(e, tad::axis<1>), has one value per row "
+      "of e: the vectors it is combined with have that length, and the matrices of e and of every reduction along "
+      "axis 1 it meets have that many rows)",
+      5, 3);
+  BOOST_TEST(g == std::vector<double>(4, 7.0));
+  tad_test::expect_shape_error(
+      [&] { (void)tad::value(tad::sum(X, tad::axis<1>) + tad::sum(tad::constant(Ym), tad::axis<1>)); },
+      "tad: shapes do not agree: a constant matrix (array 1 from the left) has shape 3 x 4, a constant matrix "
+      "(array 2 from the left) has shape 4 x 4 (a reduction along axis 1, tad::sum(e, tad::axis<1>), has one value "
+      "per row of e: the vectors it is combined with have that length, and the matrices of e and of every "
+      "reduction along axis 1 it meets have that many rows)",
+      3, 4);
+  // Along the columns, the usual broadcasting message.
+  auto v3 = tad::var<"v">(w3);
+  BOOST_CHECK_THROW((void)tad::grad(tad::sum(tad::sum(X * v3, tad::axis<1>)), v3), tad::shape_error);
+}
+
+BOOST_AUTO_TEST_CASE(prints_the_axis_and_allocates_nothing) {
+  const tad::matrix<double> Xm{{1, 2}, {3, 4}, {5, 6}};
+  const std::vector<double> ys{1, 0, 1};
+  std::vector<double> ws{0.5, -0.5}, g(2);
+  auto X = tad::constant(Xm);
+  auto w = tad::var<"w">(ws);
+  auto y = tad::constant(ys);
+  const auto z = tad::sum(X * w, tad::axis<1>);
+  BOOST_TEST(tad::to_string(z) == "sum(constant[3x2] * w, axis<1>)");
+  BOOST_TEST(tad::to_string(tad::mean(tad::mean(X, tad::axis<1>))) == "mean(mean(constant[3x2], axis<1>))");
+  const auto L = tad::mean(tad::softplus(z) - y * z);
+  tad_test::alloc_counter::start();
+  const double v = tad::grad_into(L, tad::wrt(w, g));
+  const long allocations = tad_test::alloc_counter::stop();
+  BOOST_TEST(allocations == 0);
+  std::vector<double> want;
+  const double ref = logistic(Xm.data(), 2, ys.data(), ws, 3, 2, want, [](double a) { return a; });
+  BOOST_TEST(v == ref, boost::test_tools::tolerance(1e-14));
+  for (std::size_t j = 0; j < 2; ++j) BOOST_TEST(g[j] == want[j], boost::test_tools::tolerance(1e-14));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
