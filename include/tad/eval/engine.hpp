@@ -535,6 +535,17 @@ class engine {
     });
   }
 
+  /// Zeroes the gradients that the loop over nest N of the backward pass at depth D adds to
+  /// first (plan::zero_fills: a row vector's, or one an axis point's sweeps write).
+  template <int D, std::size_t N>
+  void zero_fill() {
+    static_for<NV>([&](auto k) {
+      if constexpr (is_array_k<k.value>() && P::zero_fills(D, k.value, N)) {
+        for (std::size_t i = 0; i < sizes_[k.value]; ++i) outs_[k.value][i] = T(0);
+      }
+    });
+  }
+
   /// The loop of a row nest (a vector broadcast across a matrix's rows; extents.hpp): per row,
   /// the matrix leaves, the matrix variables' gradients and the output are rebased to that row
   /// and today's flat loop runs over its columns, so a vector leaf reads (and its gradient
@@ -548,6 +559,8 @@ class engine {
     constexpr bool columns = extents<E>::t.nest_columns[N];  // per-row invariants and gradients
     const std::size_t rows = rows_[N], cols = cols_[N];
     if constexpr (!columns) compute_invariants<K, A, N>();
+    // zero_fill's body, written out: calling it moved g++ 12's register allocation in this
+    // function (benchmarks.md, "Codegen of the existing workloads after axis points").
     if constexpr (bwd) {
       static_for<NV>([&](auto k) {
         if constexpr (is_array_k<k.value>() && P::zero_fills(depth, k.value, N)) {
@@ -718,13 +731,7 @@ class engine {
         visit_reductions<0>(e_, per_point);
       }
     });
-    if constexpr (bwd) {
-      static_for<NV>([&](auto k) {
-        if constexpr (is_array_k<k.value>() && P::zero_fills(depth, k.value, N)) {
-          for (std::size_t i = 0; i < sizes_[k.value]; ++i) outs_[k.value][i] = T(0);
-        }
-      });
-    }
+    if constexpr (bwd) zero_fill<depth, N>();
     std::array<acc<B>, U> ab;  // NOLINT(cppcoreguidelines-pro-type-member-init): assigned below
     for (auto& a : ab) a = make_acc<B>();
     acc<T> pt = make_acc<T>();  // the sweeps' single elements
