@@ -17,7 +17,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <span>
+#include <stdexcept>
 #include <vector>
 
 using tad_test::buffer;
@@ -285,6 +287,106 @@ BOOST_AUTO_TEST_CASE(prints_the_axis_and_allocates_nothing) {
   const double ref = logistic(Xm.data(), 2, ys.data(), ws, 3, 2, want, [](double a) { return a; });
   BOOST_TEST(v == ref, boost::test_tools::tolerance(1e-14));
   for (std::size_t j = 0; j < 2; ++j) BOOST_TEST(g[j] == want[j], boost::test_tools::tolerance(1e-14));
+}
+
+BOOST_AUTO_TEST_CASE(max_and_min_share_the_gradient_among_ties_per_row) {
+  // Row r of a 19 x 6 matrix holds (r % 3) + 1 copies of its maximum (and as many of its
+  // minimum): rows of one block of SIMD-width rows have different counts. L = sum(c * max(X,
+  // axis<1>)): dL/dX_rj = c_r / count_r at the row's maxima, 0 elsewhere.
+  const std::size_t R = 19, D = 6;
+  buffer<double> Xb(R * D, 1);
+  std::vector<double> c(R);
+  for (std::size_t r = 0; r < R; ++r) {
+    c[r] = 1.0 + 0.25 * double(r);
+    for (std::size_t j = 0; j < D; ++j) Xb[r * D + j] = 0.1 * double(j % 2) - 1.0 + 0.01 * double(r);
+    for (std::size_t k = 0; k <= r % 3; ++k) Xb[r * D + 2 * k + 1] = 3.0 + double(r);   // the maxima
+    for (std::size_t k = 0; k <= r % 3; ++k) Xb[r * D + 2 * k] = -3.0 - double(r);      // the minima
+  }
+  auto X = tad::var<"X">(Xb.data(), R, D);
+  auto C = tad::constant(c);
+  for (int which = 0; which < 2; ++which) {
+    const auto [v, g] = which == 0 ? tad::grad(tad::sum(C * tad::max(X, tad::axis<1>)), X)
+                                   : tad::grad(tad::sum(C * tad::min(X, tad::axis<1>)), X);
+    double want = 0;
+    for (std::size_t r = 0; r < R; ++r) {
+      const double ext = which == 0 ? 3.0 + double(r) : -3.0 - double(r);
+      want += c[r] * ext;
+      const double count = double(r % 3 + 1);
+      for (std::size_t j = 0; j < D; ++j) {
+        const double expect = Xb[r * D + j] == ext ? c[r] / count : 0.0;
+        BOOST_TEST(g.data()[r * D + j] == expect, (which == 0 ? "max" : "min") << " at row " << r << ", column " << j);
+      }
+    }
+    BOOST_TEST(v == want, boost::test_tools::tolerance(1e-14));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(rows_without_elements_and_special_values) {
+  // max and min along rows of no elements raise, as max(e) of an empty array does; with no rows
+  // there is nothing to reduce. logsumexp: -inf for rows of no elements; stable for large values
+  // (lse(1000, 1000) = 1000 + log 2, gradient 1/2 each); a row of -inf gives -inf.
+  const std::vector<double> none(3);
+  const auto empty_rows = tad::constant(none.data(), 3, 0);
+  tad_test::expect_message<std::domain_error>(
+      [&] { (void)tad::value(tad::sum(tad::max(empty_rows, tad::axis<1>))); },
+      "tad::max(e, axis<1>) / tad::min(e, axis<1>): e has rows but no columns (the maximum of no elements)");
+  BOOST_CHECK_THROW((void)tad::value(tad::sum(tad::min(empty_rows, tad::axis<1>))), std::domain_error);
+  BOOST_CHECK_THROW((void)tad::value(tad::max(empty_rows, tad::axis<1>)), std::domain_error);  // the store pass
+  BOOST_TEST(tad::value(tad::sum(tad::max(tad::constant(none.data(), 0, 3), tad::axis<1>))) == 0.0);
+  const auto lse_empty = tad::value(tad::logsumexp(empty_rows, tad::axis<1>));
+  BOOST_TEST_REQUIRE(lse_empty.size() == 3u);
+  for (double x : lse_empty) BOOST_TEST((std::isinf(x) && x < 0));
+  const double inf = std::numeric_limits<double>::infinity();
+  const tad::matrix<double> Zm{{1000, 1000}, {-inf, -inf}, {0, std::log(3.0)}};
+  auto Z = tad::var<"Z">(Zm);
+  const std::vector<double> l = tad::value(tad::logsumexp(Z, tad::axis<1>));
+  BOOST_TEST(l[0] == 1000 + std::log(2.0), boost::test_tools::tolerance(1e-15));
+  BOOST_TEST((std::isinf(l[1]) && l[1] < 0));
+  BOOST_TEST(l[2] == std::log(4.0), boost::test_tools::tolerance(1e-15));
+  const tad::matrix<double> Fm{{1000, 1000}, {0, std::log(3.0)}};
+  auto F = tad::var<"F">(Fm);
+  const std::vector<double> weights{1, 2};
+  const auto [v, g] = tad::grad(tad::sum(tad::constant(weights) * tad::logsumexp(F, tad::axis<1>)), F);
+  BOOST_TEST(v == 1000 + std::log(2.0) + 2 * std::log(4.0), boost::test_tools::tolerance(1e-15));
+  const std::vector<double> want{0.5, 0.5, 2 * 0.25, 2 * 0.75};
+  // exp(z - lse) with lse = 1000.69..., rounded to 1.1e-13: the gradient is good to ~1e-13.
+  for (std::size_t i = 0; i < 4; ++i) BOOST_TEST(g.data()[i] == want[i], boost::test_tools::tolerance(1e-12));
+}
+
+BOOST_AUTO_TEST_CASE(row_wise_softmax_cross_entropy) {
+  // mean(softmax_cross_entropy(Z, T)) over N rows of probability targets: row r's loss is
+  // sum(t_r) lse(z_r) - dot(t_r, z_r), its gradient (sum(t_r) softmax(z_r) - t_r) / N; with
+  // respect to the targets (lse(z_r) - z_r) / N. 21 x 5: three blocks of SIMD rows and a tail.
+  const std::size_t N = 21, K = 5;
+  tad::matrix<double> Zm(N, K), Tm(N, K);
+  for (std::size_t r = 0; r < N; ++r) {
+    double total = 0;
+    for (std::size_t k = 0; k < K; ++k) {
+      Zm(r, k) = std::sin(double(r * K + k)) * 3;
+      Tm(r, k) = 1.0 + double((r + k) % 4);
+      total += Tm(r, k);
+    }
+    for (std::size_t k = 0; k < K; ++k) Tm(r, k) /= total * (r % 2 == 0 ? 1.0 : 2.0);  // sums 1 or 1/2
+  }
+  auto Z = tad::var<"Z">(Zm);
+  auto T = tad::var<"T">(Tm);
+  const auto L = tad::mean(tad::softmax_cross_entropy(Z, T));
+  static_assert(tad::passes_v<decltype(L), decltype(Z), decltype(T)> == 1);
+  const auto [v, gZ, gT] = tad::grad(L, Z, T);
+  double want = 0;
+  for (std::size_t r = 0; r < N; ++r) {
+    double m = -1e300, s = 0, st = 0, dot = 0;
+    for (std::size_t k = 0; k < K; ++k) m = std::max(m, Zm(r, k));
+    for (std::size_t k = 0; k < K; ++k) s += std::exp(Zm(r, k) - m), st += Tm(r, k), dot += Tm(r, k) * Zm(r, k);
+    const double lse = m + std::log(s);
+    want += (st * lse - dot) / double(N);
+    for (std::size_t k = 0; k < K; ++k) {
+      BOOST_TEST(gZ.data()[r * K + k] == (st * std::exp(Zm(r, k) - lse) - Tm(r, k)) / double(N), boost::test_tools::tolerance(1e-12));
+      BOOST_TEST(gT.data()[r * K + k] == (lse - Zm(r, k)) / double(N), boost::test_tools::tolerance(1e-12));
+    }
+  }
+  BOOST_TEST(v == want, boost::test_tools::tolerance(1e-13));
+  BOOST_TEST(tad::to_string(tad::logsumexp(Z, tad::axis<1>)) == "logsumexp(Z, axis<1>)");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -164,18 +164,29 @@ class engine {
     });
   }
 
+  /// max and min of no elements are errors: of an empty array, or along a row of no columns
+  /// (with no rows, an axis point has nothing to reduce).
+  constexpr void reject_empty() const {
+    if constexpr (NC <= 1) {
+      if (P::rejects_empty && ctx_.n == 0) throw std::domain_error("tad::max(e) / tad::min(e): e is an empty array");
+    } else {
+      static_for<NR>([&](auto S) {
+        constexpr reduction_info I = P::info[S.value];
+        if constexpr (I.rejects_empty && I.point) {
+          if (rows_[I.nest] > 0 && cols_[I.nest] == 0)
+            throw std::domain_error("tad::max(e, axis<1>) / tad::min(e, axis<1>): e has rows but no columns "
+                                    "(the maximum of no elements)");
+        } else if constexpr (I.rejects_empty) {
+          if (len<I.nest>() == 0) throw std::domain_error("tad::max(e) / tad::min(e): e is an empty array");
+        }
+      });
+    }
+  }
+
   /// Value and gradients: every pass of the plan.
   constexpr T run() {
     if constexpr (NR > 0) {
-      if constexpr (NC <= 1) {
-        if (P::rejects_empty && ctx_.n == 0) throw std::domain_error("tad::max(e) / tad::min(e): e is an empty array");
-      } else {
-        static_for<NR>([&](auto S) {
-          if constexpr (P::info[S.value].rejects_empty) {
-            if (len<P::info[S.value].nest>() == 0) throw std::domain_error("tad::max(e) / tad::min(e): e is an empty array");
-          }
-        });
-      }
+      reject_empty();
       static_for<P::levels - 1>([&](auto l) { loops<pass_kind::forward, static_cast<int>(l.value) + 1>(); });
       if constexpr (P::fused) {
         top(false);
@@ -208,6 +219,7 @@ class engine {
 
   /// Evaluates an array expression into out (length n).
   void store(T* out) {
+    if constexpr (P::rejects_empty) reject_empty();
     static_for<P::levels>([&](auto l) { loops<pass_kind::forward, static_cast<int>(l.value) + 1>(); });
     out_ = out;
     loops<pass_kind::store, 0>();
@@ -605,6 +617,9 @@ class engine {
   /// P::reductions for E itself.
   template <std::size_t S>
   static constexpr std::size_t point_parent = extents<E>::t.region_of[extents<E>::leaves + S];
+  /// The op of reduction slot S.
+  template <std::size_t S>
+  using slot_op_t = typename slot_node_t<E, S>::op_type;
   /// Does the loop of pass K, level or depth A, over nest N need the value of slot S, an axis
   /// point of N: does it run the code that holds S?
   template <pass_kind K, int A, std::size_t N, std::size_t S>
@@ -624,7 +639,8 @@ class engine {
   /// current row: accumulated (K forward) or differentiated with the row's adjoint (K backward),
   /// its array variables' adjoints added to their gradients (a matrix variable's row, a row
   /// vector's columns).
-  template <pass_kind K, std::size_t S, class V>
+  /// First: the first of a shifted op's two forward sweeps (logsumexp's shift, lse_shift_op).
+  template <pass_kind K, std::size_t S, class V, bool First = false>
   TAD_INLINE static void point_step(const local& l, acc<V>& a, std::size_t j) {
     constexpr bool bwd = K == pass_kind::backward;
     constexpr reduction_info I = P::info[S];
@@ -642,7 +658,8 @@ class engine {
                       "tad: a let (tad::let) inside the argument of a reduction along an axis is not supported yet");
         if constexpr (!bwd) {
           const auto t = forward<V, S, I.root_base, true>(r.arg, l.ctx, j);
-          accumulate_tree<Op, Arg>(a.fs[S], t);
+          if constexpr (First) lse_shift_op::accumulate(a.fs[S], t.v);
+          else accumulate_tree<Op, Arg>(a.fs[S], t);
         } else if constexpr (!Op::needs_value) {
           const V da = Op::backward(simd::splat<V>(l.ctx.adj[S]), simd::splat<V>(0), l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
           forward_backward<V, S, I.root_base, true>(r.arg, l.ctx, j, da, a.sk);
@@ -667,23 +684,36 @@ class engine {
   /// A sweep of axis point S over the current row (cols elements): today's loop body, U
   /// batches, one batch, then single elements. Forward: the row's reduction, into
   /// l.ctx.val[S] and aux[S].
-  template <pass_kind K, std::size_t S>
+  ///
+  /// A shifted op (logsumexp_op) sweeps twice forward: First, the shift (lse_shift_op's maximum,
+  /// 0 if not finite), which then sits in every state's b while the second sweep sums.
+  template <pass_kind K, std::size_t S, bool First = false>
   TAD_INLINE void sweep(local& l, std::array<acc<B>, U>& ab, acc<T>& at, std::size_t cols) {
     constexpr std::size_t W_ = simd::width<T>;
     using Op = typename slot_node_t<E, S>::op_type;
-    if constexpr (K == pass_kind::forward) {
+    if constexpr (K == pass_kind::forward && First) {
+      for (auto& a : ab) a.fs[S] = lse_shift_op::template init<B>();
+      at.fs[S] = lse_shift_op::template init<T>();
+    } else if constexpr (K == pass_kind::forward && requires { Op::shifted; }) {
+      sweep<K, S, true>(l, ab, at, cols);
+      const T m = l.ctx.val[S];
+      for (auto& a : ab) a.fs[S] = reduction_state<B>{simd::splat<B>(0), simd::splat<B>(m)};
+      at.fs[S] = reduction_state<T>{T(0), m};
+    } else if constexpr (K == pass_kind::forward) {
       for (auto& a : ab) a.fs[S] = Op::template init<B>();
       at.fs[S] = Op::template init<T>();
     }
     std::size_t j = 0;
     if constexpr (U > 1) {
       for (; j + U * W_ <= cols; j += U * W_) {
-        static_for<U>([&](auto u) TAD_INLINE_LAMBDA { point_step<K, S>(l, ab[u.value], j + u.value * W_); });
+        static_for<U>([&](auto u) TAD_INLINE_LAMBDA { point_step<K, S, B, First>(l, ab[u.value], j + u.value * W_); });
       }
     }
-    for (; j + W_ <= cols; j += W_) point_step<K, S>(l, ab[0], j);
-    for (; j < cols; ++j) point_step<K, S>(l, at, j);
-    if constexpr (K == pass_kind::forward) {
+    for (; j + W_ <= cols; j += W_) point_step<K, S, B, First>(l, ab[0], j);
+    for (; j < cols; ++j) point_step<K, S, T, First>(l, at, j);
+    if constexpr (K == pass_kind::forward && First) {
+      l.ctx.val[S] = lse_shift_op::finish(merged_state<lse_shift_op, S>(ab, at), cols).value;
+    } else if constexpr (K == pass_kind::forward) {
       const auto res = Op::finish(merged_state<Op, S>(ab, at), cols);
       l.ctx.val[S] = res.value;
       l.ctx.aux[S] = res.aux;
@@ -740,6 +770,8 @@ class engine {
     for (std::size_t k = 0; k < NV; ++k) l.outs[k] = outs_[k];
     // Per point: a block's values and adjoints, one per row.
     alignas(64) std::array<std::array<T, W_>, NR> pv{}, pa{};
+    // ... and the auxiliary numbers of the points whose rules read them (max's count of maxima).
+    alignas(64) std::array<std::array<T, W_>, NR> px{};
     static_for<NR>([&](auto S) {
       if constexpr (point_forward<K, A, N, S.value>()) slot_ref<S.value>(l.e).op.rows = pv[S.value].data();
     });
@@ -780,6 +812,7 @@ class engine {
         forward_sweeps(r + k);
         static_for<NR>([&](auto S) TAD_INLINE_LAMBDA {
           if constexpr (point_forward<K, A, N, S.value>()) pv[S.value][k] = l.ctx.val[S.value];
+          if constexpr (point_backward<K, A, N, S.value>() && slot_op_t<S.value>::needs_value) px[S.value][k] = l.ctx.aux[S.value];
         });
       }
       l.ctx.n = rows;
@@ -796,6 +829,7 @@ class engine {
             if constexpr (point_backward<K, A, N, S.value>()) {
               l.ctx.val[S.value] = pv[S.value][k];
               l.ctx.adj[S.value] = pa[S.value][k];
+              if constexpr (slot_op_t<S.value>::needs_value) l.ctx.aux[S.value] = px[S.value][k];
             }
           });
           backward_sweeps(r + k);

@@ -150,13 +150,36 @@ struct lse_shift_op : reduction_base {
   template <class V> static constexpr reduction_state<V> init() {
     return state_of<V>(-std::numeric_limits<double>::infinity(), 0);
   }
-  template <class V> static constexpr void accumulate(reduction_state<V>& s, const V& v) {
+  template <class V> TAD_INLINE static constexpr void accumulate(reduction_state<V>& s, const V& v) {
     s.a = simd::select((v > s.a) | math::isnan(v), v, s.a);
   }
   template <class V> static constexpr void merge(reduction_state<V>& s, const reduction_state<V>& o) { accumulate(s, o.a); }
   template <class T> static constexpr reduction_result<T> finish(const reduction_state<T>& s, std::size_t) {
     const bool finite = s.a - s.a == T(0);
     return {finite ? s.a : T(0), T(0)};
+  }
+};
+
+/// logsumexp along an axis (`logsumexp(X, axis<1>)`): each row is swept twice, first for the
+/// shift m (lse_shift_op: the maximum, 0 if it is not finite), then for `sum(exp(x - m))`
+/// (engine::sweep); the value is `m + log(sum)`, -inf for a row of no elements. The state's `b`
+/// holds m during the second sweep. Its adjoint, `dr * exp(x - value)`, is the row's softmax.
+struct logsumexp_op : reduction_base {
+  static constexpr std::string_view name = "logsumexp";
+  static constexpr bool needs_value = true;
+  /// Two forward sweeps per row: the shift, then the shifted sum.
+  static constexpr bool shifted = true;
+  template <class V> static constexpr reduction_state<V> init() { return state_of<V>(0, 0); }
+  template <class V> TAD_INLINE static constexpr void accumulate(reduction_state<V>& s, const V& v) {
+    s.a = s.a + math::exp(v - s.b);
+  }
+  template <class V> static constexpr void merge(reduction_state<V>& s, const reduction_state<V>& o) { s.a = s.a + o.a; }
+  template <class T> static constexpr reduction_result<T> finish(const reduction_state<T>& s, std::size_t) {
+    return {s.b + math::log(s.a), T(0)};
+  }
+  template <class V, class T>
+  TAD_INLINE static constexpr V backward(const V& dr, const V& v, T value, T, std::size_t) {
+    return dr * math::exp(v - simd::splat<V>(value));
   }
 };
 
@@ -421,11 +444,23 @@ constexpr int axis_problem() {
 TAD_AXIS_REDUCTION_FUNCTION(sum, sum_op)
 /// Mean along each row of a matrix expression (NaN for rows of no elements).
 TAD_AXIS_REDUCTION_FUNCTION(mean, mean_op)
+/// Maximum of each row; ties share the gradient equally; a matrix with rows but no columns is
+/// an error (std::domain_error), as for max(e).
+TAD_AXIS_REDUCTION_FUNCTION(max, max_reduce_op)
+/// Minimum of each row, as max(e, axis<1>).
+TAD_AXIS_REDUCTION_FUNCTION(min, min_reduce_op)
+/// Euclidean norm of each row; gradient zero at a zero row.
+TAD_AXIS_REDUCTION_FUNCTION(norm, norm_op)
+/// `log(sum(exp(x)))` of each row, stable (shifted by the row's maximum); -inf for a row of no
+/// elements. Two sweeps over a row forward, one backward.
+TAD_AXIS_REDUCTION_FUNCTION(logsumexp, detail::logsumexp_op)
 
 #undef TAD_AXIS_REDUCTION_FUNCTION
 
 /// Sum of squares.
 template <class E> constexpr auto squared_norm(const E& e) { return sum(square(e)); }
+/// Sum of squares of each row: `sum(square(e), axis<1>)`.
+template <class E, int K> constexpr auto squared_norm(const E& e, axis_t<K> k) { return sum(square(e), k); }
 /// Inner product `sum(a * b)`.
 template <class A, class B> constexpr auto dot(const A& a, const B& b) { return sum(a * b); }
 
@@ -437,16 +472,22 @@ constexpr bool is_matrix_expression() {
 }  // namespace detail
 
 /// Softmax cross-entropy `-sum(t * log(softmax(z)))` of logits `z` and target probabilities
-/// `t`: `sum(t) * logsumexp(z) - dot(t, z)`. Vectors only: of matrices a user means one
-/// distribution per row, which needs reductions along an axis (doc/shapes.md, "Not yet").
+/// `t`: `sum(t) * logsumexp(z) - dot(t, z)`, one distribution over all elements of vectors. Of
+/// two matrices of one shape, one distribution per row: the vector of the rows' cross-entropies
+/// `sum(t, axis<1>) * logsumexp(z, axis<1>) - sum(t * z, axis<1>)` (TensorFlow's
+/// softmax_cross_entropy_with_logits; PyTorch's cross_entropy(reduction='none') with
+/// probability targets), which a loss averages: `mean(softmax_cross_entropy(Z, T))`.
 template <class Z, class T>
 constexpr auto softmax_cross_entropy(const Z& z, const T& t) {
-  if constexpr (detail::is_matrix_expression<Z>() || detail::is_matrix_expression<T>()) {
+  constexpr bool zm = detail::is_matrix_expression<Z>();
+  constexpr bool tm = detail::is_matrix_expression<T>();
+  if constexpr (zm != tm) {
     static_assert(detail::always_false<Z>,
-                  "tad::softmax_cross_entropy(z, t): z or t is a matrix; a row-wise cross-entropy needs "
-                  "reductions along an axis, which are not supported yet (doc/shapes.md). For one "
-                  "distribution over all elements write sum(t) * logsumexp(z) - dot(t, z)");
+                  "tad::softmax_cross_entropy(z, t): z and t must both be matrices (one distribution "
+                  "per row) or both vectors (one distribution)");
     return invalid_expression{};
+  } else if constexpr (zm) {
+    return sum(t, axis<1>) * logsumexp(z, axis<1>) - sum(t * z, axis<1>);
   } else {
     return sum(t) * logsumexp(z) - dot(t, z);
   }
