@@ -2,12 +2,15 @@
 // gain and offset, two 48 x 64 matrices, from three flat-field exposures, with Adam after
 // tad::clip_by_global_norm; then a sensor with one offset per column, a vector broadcast across
 // the rows, with an L2 penalty on each parameter; then one with an offset per row, a vector as a
-// column (tad::as_column) broadcast across the columns. One line per epoch (loss, error of the
-// fitted gain and offset against the truth); exits with 1 unless the errors end below 0.01 (the
-// noise allows ~0.004 for the gain, see below; a column or row offset: below 0.005) and the
-// shape checks behave as documented.
+// column (tad::as_column) broadcast across the columns; then 48 distributions over 64 classes
+// fitted by a row-wise softmax cross-entropy. One line per epoch (loss, error of the fitted gain
+// and offset against the truth); exits with 1 unless the errors end below 0.01 (the noise allows
+// ~0.004 for the gain, see below; a column or row offset: below 0.005), the fitted distributions
+// are within 1e-3 of their targets (the loss within 1e-5 of its minimum, the targets' entropy)
+// and the shape checks behave as documented.
 #include <tad/tad.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
@@ -146,6 +149,48 @@ int main() {
   // [rows]
   if (rms_difference(gain3, true_gain) >= 0.01 || rms_difference(row_offset, true_row_offset) >= 0.005) {
     std::printf("WRONG: the per-row fit is off (gain >= 0.01 or row offset >= 0.005)\n");
+    ok = false;
+  }
+
+  // Soft labels, one distribution over the 64 columns per row (a teacher's softmax at a high
+  // temperature), and a student's scores for them, fitted from zero.
+  tad::matrix<double> soft_labels(rows, cols), scores(rows, cols, 0.0);
+  for (std::size_t r = 0; r < rows; ++r) {
+    double total = 0;
+    for (std::size_t c = 0; c < cols; ++c) total += soft_labels(r, c) = std::exp(normal(rng));
+    for (std::size_t c = 0; c < cols; ++c) soft_labels(r, c) /= total;
+  }
+  double entropy = 0;  // the smallest possible loss: the labels' mean entropy
+  for (double p : soft_labels) entropy -= p * std::log(p) / static_cast<double>(rows);
+
+  // [distributions]
+  // softmax_cross_entropy of two matrices is one cross-entropy per row (TensorFlow's
+  // softmax_cross_entropy_with_logits): logsumexp(S, axis<1>) - sum(P * S, axis<1>) for rows
+  // that sum to 1. Its mean is smallest where each row of softmax(S) is that row of P. Each row
+  // is swept while it is in L1: its maximum, its sum of exponentials, then its gradient terms.
+  auto S = tad::var<"S">(scores);
+  auto P = tad::constant(soft_labels);
+  auto distillation = tad::mean(tad::softmax_cross_entropy(S, P));
+  static_assert(tad::passes_v<decltype(distillation), decltype(S)> == 1);
+  tad::parameter_set student(S);
+  tad::gradient_set student_grads(student);
+  tad::identity_transform no_transform;
+  constexpr std::size_t distillation_steps = 300;
+  tad::adam student_opt(student, tad::cosine_decay{.init = 0.1, .total_steps = distillation_steps, .alpha = 0.01});
+  double distillation_loss = 0;
+  for (std::size_t step = 0; step < distillation_steps; ++step)
+    distillation_loss = tad::train_step(distillation, student, student_grads, no_transform, student_opt);
+  // The student's distributions: exp(S - logsumexp(S, axis<1>)) row by row.
+  const std::vector<double> lse = tad::value(tad::logsumexp(S, tad::axis<1>));
+  double worst = 0;
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < cols; ++c)
+      worst = std::max(worst, std::abs(std::exp(scores(r, c) - lse[r]) - soft_labels(r, c)));
+  std::printf("distillation: loss %.6f (the labels' entropy %.6f), largest probability error %.1e\n",
+              distillation_loss, entropy, worst);
+  // [distributions]
+  if (!(distillation_loss - entropy < 1e-5 && worst < 1e-3)) {
+    std::printf("WRONG: the student's distributions are not the soft labels\n");
     ok = false;
   }
 
