@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <span>
 #include <stdexcept>
@@ -387,6 +388,85 @@ BOOST_AUTO_TEST_CASE(row_wise_softmax_cross_entropy) {
   }
   BOOST_TEST(v == want, boost::test_tools::tolerance(1e-13));
   BOOST_TEST(tad::to_string(tad::logsumexp(Z, tad::axis<1>)) == "logsumexp(Z, axis<1>)");
+}
+
+BOOST_AUTO_TEST_CASE(class_index_cross_entropy_and_pick) {
+  // mean(softmax_cross_entropy(s * Z, labels)) with class indices: row r's loss is
+  // lse(s z_r) - s z_r[l_r]; dL/dZ_rk = s (softmax(s z_r)_k - [k == l_r]) / N and
+  // dL/ds = sum_r (sum_k softmax(s z_r)_k z_rk - z_r[l_r]) / N. 21 x 5: blocks and a tail. The
+  // labels as int, as std::int64_t and through a std::span of std::size_t give one result.
+  const std::size_t N = 21, K = 5;
+  tad::matrix<double> Zm(N, K);
+  std::vector<int> labels(N);
+  for (std::size_t r = 0; r < N; ++r) {
+    labels[r] = static_cast<int>((r * 3 + 1) % K);
+    for (std::size_t k = 0; k < K; ++k) Zm(r, k) = std::cos(double(r * K + k) * 0.9) * 2;
+  }
+  const double sv = 1.5;
+  auto Z = tad::var<"Z">(Zm);
+  auto s = tad::var<"s">(sv);
+  const auto L = tad::mean(tad::softmax_cross_entropy(s * Z, labels));
+  static_assert(tad::passes_v<decltype(L), decltype(Z), decltype(s)> == 1);
+  const auto [v, gZ, gs] = tad::grad(L, Z, s);
+  double want = 0, want_s = 0;
+  for (std::size_t r = 0; r < N; ++r) {
+    double m = -1e300, total = 0, weighted = 0;
+    for (std::size_t k = 0; k < K; ++k) m = std::max(m, sv * Zm(r, k));
+    for (std::size_t k = 0; k < K; ++k) total += std::exp(sv * Zm(r, k) - m);
+    const double lse = m + std::log(total);
+    const auto l = static_cast<std::size_t>(labels[r]);
+    want += (lse - sv * Zm(r, l)) / double(N);
+    for (std::size_t k = 0; k < K; ++k) {
+      const double p = std::exp(sv * Zm(r, k) - lse);
+      weighted += p * Zm(r, k);
+      BOOST_TEST(gZ.data()[r * K + k] == sv * (p - (k == l ? 1.0 : 0.0)) / double(N), boost::test_tools::tolerance(1e-12));
+    }
+    want_s += (weighted - Zm(r, l)) / double(N);
+  }
+  BOOST_TEST(v == want, boost::test_tools::tolerance(1e-13));
+  BOOST_TEST(gs == want_s, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(tad::to_string(tad::pick(Z, labels)) == "pick(Z, labels)");
+  const std::vector<std::int64_t> wide(labels.begin(), labels.end());
+  const std::vector<std::size_t> unsigned_labels(labels.begin(), labels.end());
+  BOOST_TEST(tad::value(tad::mean(tad::softmax_cross_entropy(s * Z, wide))) == want, boost::test_tools::tolerance(1e-13));
+  const auto picked = tad::value(tad::pick(Z, std::span<const std::size_t>(unsigned_labels)));
+  BOOST_TEST_REQUIRE(picked.size() == N);
+  for (std::size_t r = 0; r < N; ++r) BOOST_TEST(picked[r] == Zm(r, unsigned_labels[r]));
+}
+
+BOOST_AUTO_TEST_CASE(pick_checks_its_labels_before_anything_is_written) {
+  // A label outside [0, cols) is std::out_of_range, a count other than the rows a shape_error,
+  // both before the gradient buffer is touched; no rows and no labels is an empty pick.
+  tad::matrix<double> Zm(3, 4, 0.5);
+  auto Z = tad::var<"Z">(Zm);
+  std::vector<int> labels{0, 3, 1};
+  const auto L = tad::sum(tad::softmax_cross_entropy(Z, labels));
+  std::vector<double> g(12, 7.0);
+  auto untouched = [&] { return std::all_of(g.begin(), g.end(), [](double x) { return x == 7.0; }); };
+  labels[1] = 4;
+  tad_test::expect_message<std::out_of_range>(
+      [&] { (void)tad::grad_into(L, tad::wrt(Z, std::span<double>(g))); },
+      "tad::pick(z, labels): label 4 of row 1 is not a column of z (0 <= label < 4)");
+  BOOST_TEST(untouched());
+  labels[1] = -1;
+  BOOST_CHECK_THROW((void)tad::grad_into(L, tad::wrt(Z, std::span<double>(g))), std::out_of_range);
+  BOOST_CHECK_THROW((void)tad::value(tad::pick(Z, labels)), std::out_of_range);  // the store pass
+  BOOST_TEST(untouched());
+  labels[1] = 3;
+  const std::vector<int> two{0, 1};
+  tad_test::expect_message<tad::shape_error>([&] { (void)tad::grad_into(tad::sum(tad::pick(Z, two)), tad::wrt(Z, std::span<double>(g))); },
+                                             "tad::pick(z, labels): 2 labels for 3 rows of z (one class index per row)");
+  BOOST_TEST(untouched());
+  // Each row's loss is lse(0.5, ...) - 0.5 = log 4; the gradient 1/4 - [k == l].
+  const double v = tad::grad_into(L, tad::wrt(Z, std::span<double>(g)));
+  BOOST_TEST(v == 3 * std::log(4.0), boost::test_tools::tolerance(1e-14));
+  for (std::size_t r = 0; r < 3; ++r)
+    for (std::size_t k = 0; k < 4; ++k)
+      BOOST_TEST(g[r * 4 + k] == 0.25 - (static_cast<int>(k) == labels[r] ? 1.0 : 0.0), boost::test_tools::tolerance(1e-14));
+  const std::vector<double> none;
+  const std::vector<int> no_labels;
+  BOOST_TEST(tad::value(tad::sum(tad::pick(tad::constant(none.data(), 0, 4), no_labels))) == 0.0);
+  BOOST_CHECK_THROW((void)tad::value(tad::sum(tad::pick(tad::constant(none.data(), 2, 0), two))), std::out_of_range);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -3,7 +3,8 @@
 // L = sum(c * sin(red(X * w, axis<1>))) over a matrix variable X and a row vector variable w,
 // c a constant per row. Value against the reduction computed here in double; gradients against
 // the analytic derivative dL/dX_rj = c_r cos(m_r) d(red)/dz_rj w_j (sum: 1, mean: 1/D, max and
-// min: 1 at the extremum, norm: z/|z|, logsumexp: softmax(z), squared_norm: 2z) and, at a few
+// min: 1 at the extremum, norm: z/|z|, logsumexp: softmax(z), squared_norm: 2z; pick(X * w,
+// labels): 1 at the row's label) and, at a few
 // elements per shape, against central differences of the double loss. In test/property (the gcc
 // stage only, for the CI budget); test/eval/axis.cpp keeps ties, empty rows, errors and the
 // rules' special values for the other stages.
@@ -29,10 +30,14 @@ struct shape {
 };
 const std::vector<shape> shapes{{0, 5}, {5, 0}, {1, 1}, {3, 5}, {4, 8}, {7, 9}, {16, 17}, {33, 3}, {300, 257}};
 
-enum class red { sum, mean, max, min, norm, logsumexp, squared_norm };
+enum class red { sum, mean, max, min, norm, logsumexp, squared_norm, pick };
 
-/// The reduction of one row z (n values) and its derivative with respect to each z_j.
-double reduce(red k, const std::vector<double>& z, std::vector<double>& dz) {
+/// pick's class index of row r (cols > 0).
+std::size_t label_of(std::size_t r, std::size_t cols) { return (r * 7 + 3) % cols; }
+
+/// The reduction of one row z (n values) and its derivative with respect to each z_j; pick's
+/// is z[label].
+double reduce(red k, const std::vector<double>& z, std::vector<double>& dz, std::size_t label) {
   const std::size_t n = z.size();
   dz.assign(n, 0.0);
   double v = 0;
@@ -68,23 +73,27 @@ double reduce(red k, const std::vector<double>& z, std::vector<double>& dz) {
     case red::squared_norm:
       for (std::size_t j = 0; j < n; ++j) v += z[j] * z[j], dz[j] = 2 * z[j];
       return v;
+    case red::pick:
+      dz[label] = 1;
+      return z[label];
   }
   return v;
 }
 
 template <red K>
-auto build(auto X) {
+auto build(auto X, const std::vector<int>& labels) {
   if constexpr (K == red::sum) return tad::sum(X, tad::axis<1>);
   else if constexpr (K == red::mean) return tad::mean(X, tad::axis<1>);
   else if constexpr (K == red::max) return tad::max(X, tad::axis<1>);
   else if constexpr (K == red::min) return tad::min(X, tad::axis<1>);
   else if constexpr (K == red::norm) return tad::norm(X, tad::axis<1>);
   else if constexpr (K == red::logsumexp) return tad::logsumexp(X, tad::axis<1>);
-  else return tad::squared_norm(X, tad::axis<1>);
+  else if constexpr (K == red::squared_norm) return tad::squared_norm(X, tad::axis<1>);
+  else return tad::pick(X, labels);
 }
 
 const char* name_of(red k) {
-  constexpr const char* names[] = {"sum", "mean", "max", "min", "norm", "logsumexp", "squared_norm"};
+  constexpr const char* names[] = {"sum", "mean", "max", "min", "norm", "logsumexp", "squared_norm", "pick"};
   return names[static_cast<int>(k)];
 }
 
@@ -97,7 +106,7 @@ double loss(red k, const T* X, const std::vector<double>& w, const std::vector<d
   if (gX) gX->assign(s.rows * s.cols, 0.0), gw->assign(s.cols, 0.0);
   for (std::size_t r = 0; r < s.rows; ++r) {
     for (std::size_t j = 0; j < s.cols; ++j) z[j] = double(X[r * s.cols + j]) * w[j];
-    const double m = reduce(k, z, dz);
+    const double m = reduce(k, z, dz, k == red::pick ? label_of(r, s.cols) : 0);
     L += c[r] * std::sin(m);
     if (gX) {
       for (std::size_t j = 0; j < s.cols; ++j) {
@@ -114,7 +123,7 @@ template <class T, red K>
 void check_reduction() {
   for (const shape& s : shapes) {
     // Rows of no elements: max and min raise, mean and logsumexp give NaN and -inf (sin of them is
-    // NaN): test/eval/axis.cpp.
+    // NaN), pick has no column to pick: test/eval/axis.cpp.
     if (K != red::sum && K != red::norm && K != red::squared_norm && s.rows > 0 && s.cols == 0) continue;
     const unsigned seed = static_cast<unsigned>(s.rows * 31 + s.cols + 7 * static_cast<unsigned>(K));
     buffer<T> Xb(s.rows * s.cols, 1);  // unaligned rows
@@ -125,7 +134,9 @@ void check_reduction() {
     const std::vector<double> w(wt.begin(), wt.end()), c(ct.begin(), ct.end());
     auto X = tad::var<"X">(Xb.data(), s.rows, s.cols);
     auto wv = tad::var<"w">(wt);
-    const auto L = tad::sum(tad::constant(ct) * tad::sin(build<K>(X * wv)));
+    std::vector<int> labels(s.rows);
+    for (std::size_t r = 0; r < s.rows && s.cols > 0; ++r) labels[r] = static_cast<int>(label_of(r, s.cols));
+    const auto L = tad::sum(tad::constant(ct) * tad::sin(build<K>(X * wv, labels)));
     static_assert(tad::passes_v<decltype(L), decltype(X), decltype(wv)> == 1);
     const auto [value, gX, gw] = tad::grad(L, X, wv);
     std::vector<double> wX, ww;
@@ -175,5 +186,6 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(norm_and_logsumexp, T, reals) {
   check_reduction<T, red::norm>();
   check_reduction<T, red::logsumexp>();
 }
+BOOST_AUTO_TEST_CASE_TEMPLATE(pick, T, reals) { check_reduction<T, red::pick>(); }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -174,7 +174,9 @@ void print_to(std::string& out, const E& e) {
         if (k.value > 0) out += ", ";
         print_to(out, child<k.value>(e));
       });
-      if constexpr (requires { Op::axis; }) {
+      if constexpr (requires { Op::picks; }) {
+        out += ", labels";
+      } else if constexpr (requires { Op::axis; }) {
         out += ", axis<";
         out += static_cast<char>('0' + Op::axis);
         out += '>';

@@ -183,10 +183,41 @@ class engine {
     }
   }
 
+  /// Does E hold a pick (`pick(z, labels)`, also in `softmax_cross_entropy(z, labels)`)?
+  static constexpr bool has_picks = [] {
+    bool any = false;
+    static_for<NR>([&](auto S) { any = any || is_pick_v<typename slot_node_t<E, S.value>::op_type>; });
+    return any;
+  }();
+  /// A pick's labels: one per row of its argument, each one of its columns.
+  void check_labels() {
+    static_for<NR>([&](auto S) {
+      if constexpr (is_pick_v<slot_op_t<S.value>>) {
+        constexpr std::size_t In = P::info[S.value].nest;
+        const auto& op = slot_ref<S.value>(e_).op;
+        const std::size_t rows = rows_[In], cols = cols_[In];
+        if (op.count != rows)
+          throw shape_error::with_message("tad::pick(z, labels): " + std::to_string(op.count) + " labels for " +
+                                              std::to_string(rows) + " rows of z (one class index per row)",
+                                          rows, op.count);
+        for (std::size_t r = 0; r < rows; ++r) {
+          const auto c = op.labels[r];
+          bool inside = true;
+          if constexpr (std::is_signed_v<std::remove_cvref_t<decltype(c)>>) inside = c >= 0;
+          if (inside) inside = static_cast<std::size_t>(c) < cols;
+          if (!inside)
+            throw std::out_of_range("tad::pick(z, labels): label " + std::to_string(c) + " of row " + std::to_string(r) +
+                                    " is not a column of z (0 <= label < " + std::to_string(cols) + ")");
+        }
+      }
+    });
+  }
+
   /// Value and gradients: every pass of the plan.
   constexpr T run() {
     if constexpr (NR > 0) {
       reject_empty();
+      if constexpr (has_picks) check_labels();
       static_for<P::levels - 1>([&](auto l) { loops<pass_kind::forward, static_cast<int>(l.value) + 1>(); });
       if constexpr (P::fused) {
         top(false);
@@ -220,6 +251,7 @@ class engine {
   /// Evaluates an array expression into out (length n).
   void store(T* out) {
     if constexpr (P::rejects_empty) reject_empty();
+    if constexpr (has_picks) check_labels();
     static_for<P::levels>([&](auto l) { loops<pass_kind::forward, static_cast<int>(l.value) + 1>(); });
     out_ = out;
     loops<pass_kind::store, 0>();
@@ -720,6 +752,22 @@ class engine {
     }
   }
 
+  /// Is slot S a pick (`pick(z, labels)`, one element per row)?
+  template <std::size_t S>
+  static constexpr bool picks = is_pick_v<slot_op_t<S>>;
+  /// The "sweep" of a pick over row r: its one element, at column labels[r] (check_labels has
+  /// checked it), forward into l.ctx.val[S], backward seeded with the row's adjoint.
+  template <pass_kind K, std::size_t S>
+  TAD_INLINE void pick_sweep(local& l, acc<T>& at, std::size_t r) {
+    const auto j = static_cast<std::size_t>(slot_ref<S>(l.e).op.labels[r]);
+    if constexpr (K == pass_kind::forward) at.fs[S] = slot_op_t<S>::template init<T>();
+    point_step<K, S, T>(l, at, j);
+    if constexpr (K == pass_kind::forward) {
+      l.ctx.val[S] = at.fs[S].a;
+      l.ctx.aux[S] = T(0);
+    }
+  }
+
   /// The per-lane states of reduction S in ab and at, merged into one (a sum's by hsum).
   template <class Op, std::size_t S>
   TAD_INLINE static reduction_state<T> merged_state(std::array<acc<B>, U>& ab, const acc<T>& at) {
@@ -794,7 +842,8 @@ class engine {
       static_for<NR>([&](auto S) TAD_INLINE_LAMBDA {
         if constexpr (point_forward<K, A, N, S.value>()) {
           const std::size_t cols = to_row.template operator()<S.value>(r);
-          sweep<pass_kind::forward, S.value>(l, ab, pt, cols);
+          if constexpr (picks<S.value>) pick_sweep<pass_kind::forward, S.value>(l, pt, r);
+          else sweep<pass_kind::forward, S.value>(l, ab, pt, cols);
         }
       });
     };
@@ -802,7 +851,8 @@ class engine {
       static_for<NR>([&](auto S) TAD_INLINE_LAMBDA {
         if constexpr (point_backward<K, A, N, S.value>()) {
           const std::size_t cols = to_row.template operator()<S.value>(r);
-          sweep<pass_kind::backward, S.value>(l, ab, pt, cols);
+          if constexpr (picks<S.value>) pick_sweep<pass_kind::backward, S.value>(l, pt, r);
+          else sweep<pass_kind::backward, S.value>(l, ab, pt, cols);
         }
       });
     };
