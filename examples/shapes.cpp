@@ -3,11 +3,11 @@
 // tad::clip_by_global_norm; then a sensor with one offset per column, a vector broadcast across
 // the rows, with an L2 penalty on each parameter; then one with an offset per row, a vector as a
 // column (tad::as_column) broadcast across the columns; then 48 distributions over 64 classes
-// fitted by a row-wise softmax cross-entropy. One line per epoch (loss, error of the fitted gain
-// and offset against the truth); exits with 1 unless the errors end below 0.01 (the noise allows
-// ~0.004 for the gain, see below; a column or row offset: below 0.005), the fitted distributions
-// are within 1e-3 of their targets (the loss within 1e-5 of its minimum, the targets' entropy)
-// and the shape checks behave as documented.
+// fitted by a row-wise softmax cross-entropy, with soft labels, then with class indices too.
+// One line per epoch (loss, error of the fitted gain and offset against the truth); exits with 1
+// unless the errors end below 0.01 (the noise allows ~0.004 for the gain, see below; a column or
+// row offset: below 0.005), the fitted distributions are within 1e-3 of their targets (the loss
+// within 1e-5 of its minimum, the targets' entropy) and the shape checks behave as documented.
 #include <tad/tad.hpp>
 
 #include <algorithm>
@@ -191,6 +191,38 @@ int main() {
   // [distributions]
   if (!(distillation_loss - entropy < 1e-5 && worst < 1e-3)) {
     std::printf("WRONG: the student's distributions are not the soft labels\n");
+    ok = false;
+  }
+
+  // Hard labels too: each row's most likely class under the soft labels.
+  std::vector<int> hard_labels(rows);
+  for (std::size_t r = 0; r < rows; ++r) {
+    std::size_t best = 0;
+    for (std::size_t c = 1; c < cols; ++c) best = soft_labels(r, c) > soft_labels(r, best) ? c : best;
+    hard_labels[r] = static_cast<int>(best);
+  }
+
+  // [labels]
+  // With class indices, one per row, the cross-entropy is logsumexp(S, axis<1>) - pick(S, labels)
+  // (PyTorch's cross_entropy with class indices). Distillation's usual loss mixes it with the
+  // soft labels' cross-entropy; the mixture is smallest where softmax(S) is
+  // 0.5 one_hot(labels) + 0.5 P, row by row.
+  auto mixed = tad::mean(0.5 * tad::softmax_cross_entropy(S, hard_labels) + 0.5 * tad::softmax_cross_entropy(S, P));
+  static_assert(tad::passes_v<decltype(mixed), decltype(S)> == 1);
+  tad::adam mixed_opt(student, tad::cosine_decay{.init = 0.1, .total_steps = distillation_steps, .alpha = 0.01});
+  for (std::size_t step = 0; step < distillation_steps; ++step)
+    tad::train_step(mixed, student, student_grads, no_transform, mixed_opt);
+  // [labels]
+  const std::vector<double> mixed_lse = tad::value(tad::logsumexp(S, tad::axis<1>));
+  double mixed_worst = 0;
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < cols; ++c) {
+      const double target = 0.5 * (static_cast<int>(c) == hard_labels[r] ? 1.0 : 0.0) + 0.5 * soft_labels(r, c);
+      mixed_worst = std::max(mixed_worst, std::abs(std::exp(scores(r, c) - mixed_lse[r]) - target));
+    }
+  std::printf("hard and soft labels: largest probability error %.1e\n", mixed_worst);
+  if (!(mixed_worst < 1e-3)) {
+    std::printf("WRONG: the student's distributions are not the mixed targets\n");
     ok = false;
   }
 
