@@ -12,6 +12,10 @@ Input format (test/fuzz/README.md, expressions.cpp `decode_header` and `value_st
     then    values s, k, lo, hi, x[0..n), y[0..n): 3 bytes each (selector, 16-bit payload,
             little endian); past the end of the input the fuzzer pads with moderate values.
 
+The matrix family (test/fuzz/shapes.cpp): byte 1 bit 3 set; byte 0 the expression (modulo its
+size), byte 2 bits 6-7 the row padding (0, 1, 3, 8), bytes 3 and 4 rows and columns (modulo 41),
+then s, k, lo, hi, b[0..cols), v[0..rows), X and Y row by row (doc/testing.md "Input format").
+
 For every expression: moderate values of mixed sign, moderate positive values (the domains of
 log, sqrt, pow, so central differences run), and special values (NaN, +-inf, +-0, subnormals,
 huge, tiny, ties, points near k pi/2 and exp's thresholds, reversed clip bounds), at lengths
@@ -22,10 +26,17 @@ Deterministic: the same files every run. Python 3 standard library only.
 import argparse
 import os
 import random
+import re
 
-# The number of entries of `family` in expressions.cpp (`fuzz.replay --list` prints them).
+# The number of entries of `family` in expressions.cpp and in shapes.cpp (`fuzz.replay --list`
+# prints them).
 FAMILY_SIZE = 59
+SHAPES_FAMILY_SIZE = 22
 LENGTHS = [0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17]
+# rows x cols of the matrix family (issue 15's shapes around the SIMD width; 33 x 3 and the large
+# one have their own inputs).
+SHAPES = [(0, 4), (4, 0), (1, 1), (3, 5), (4, 8), (7, 9), (16, 17), (5, 16), (9, 15), (2, 33), (17, 1)]
+ROW_PADS = [0, 1, 3, 8]  # ld - cols, byte 2 bits 6-7
 
 # Selector kinds (the low 7 bits of a value's first byte; bit 7 is the sign).
 NAN, INF, ZERO, DENORM_MIN, SUBNORMAL, MIN, MAX, E30, HUGE, TINY, SMALL = range(64, 75)
@@ -104,19 +115,81 @@ def inputs(expr, rng):
     return out
 
 
+def shapes_header(expr, dbl, rows, cols, offx, offy, pad, pad_positive=False, large=False):
+    flags = 8 | (1 if dbl else 0) | (4 if pad_positive else 0) | (2 if large else 0)
+    if large:
+        rows, cols = rows - 40, cols - 200
+    return bytes([expr, flags, offx | (offy << 3) | (ROW_PADS.index(pad) << 6), rows, cols])
+
+
+def shapes_inputs(expr, rng):
+    """(name, bytes) of the seed inputs of one expression of the matrix family (byte 1 bit 3)."""
+    out = []
+
+    def body(rows, cols, scal, gen):
+        return scal + b"".join(gen() for _ in range(cols + rows + 2 * rows * cols))
+
+    # moderate values of mixed sign, dense
+    rows, cols = SHAPES[expr % len(SHAPES)]
+    dbl = expr % 2 == 0
+    data = shapes_header(expr, dbl, rows, cols, expr % 8, (expr * 3) % 8, 0)
+    data += body(rows, cols, scalars(rng, False, False), lambda: moderate(rng))
+    out.append((f"m{expr:02d}-moderate-{'d' if dbl else 'f'}{rows}x{cols}", data))
+    # moderate positive values, strided rows
+    rows, cols = SHAPES[(expr + 4) % len(SHAPES)]
+    pad = ROW_PADS[1 + expr % 3]
+    dbl = not dbl
+    data = shapes_header(expr, dbl, rows, cols, (expr + 1) % 8, (expr + 5) % 8, pad, pad_positive=True)
+    data += body(rows, cols, scalars(rng, True, False), lambda: moderate(rng, positive=True))
+    out.append((f"m{expr:02d}-positive-{'d' if dbl else 'f'}{rows}x{cols}-ld{cols + pad}", data))
+    # special values mixed with moderate ones
+    rows, cols = SHAPES[(expr + 7) % len(SHAPES)]
+    rows, cols = max(rows, 2), max(cols, 3)
+    dbl = (expr // 2) % 2 == 0
+    pad = ROW_PADS[expr % 4]
+    data = shapes_header(expr, dbl, rows, cols, (expr + 3) % 8, (expr + 6) % 8, pad)
+    data += body(rows, cols, scalars(rng, False, True), lambda: special(rng) if rng.random() < 0.3 else moderate(rng))
+    out.append((f"m{expr:02d}-special-{'d' if dbl else 'f'}{rows}x{cols}-ld{cols + pad}", data))
+    # 33 x 3 (rows beyond four blocks of the widest SIMD width)
+    dbl = expr % 3 == 0
+    data = shapes_header(expr, dbl, 33, 3, (expr + 4) % 8, (expr + 1) % 8, ROW_PADS[(expr + 1) % 4])
+    data += body(33, 3, scalars(rng, False, False), lambda: moderate(rng))
+    out.append((f"m{expr:02d}-tall-{'d' if dbl else 'f'}33x3", data))
+    # a large matrix, padded with moderate values past the explicit ones
+    if expr % 4 == 0:
+        rows, cols = 40 + (expr * 5) % 32, 200 + (expr * 7) % 64
+        dbl = expr % 8 == 0
+        data = shapes_header(expr, dbl, rows, cols, (expr + 2) % 8, (expr + 7) % 8, ROW_PADS[expr % 4],
+                             pad_positive=True, large=True)
+        data += scalars(rng, True, False) + b"".join(moderate(rng, positive=True) for _ in range(16))
+        out.append((f"m{expr:02d}-large-{'d' if dbl else 'f'}{rows}x{cols}", data))
+    return out
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--family-size", type=int, default=FAMILY_SIZE)
+    ap.add_argument("--shapes-family-size", type=int, default=SHAPES_FAMILY_SIZE)
     ap.add_argument("--out", default=os.path.join(here, "corpus"))
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    for name in os.listdir(args.out):  # regenerate from scratch (crash files live in crashes/)
-        os.remove(os.path.join(args.out, name))
+    # Regenerates its own files (NN-* and mNN-*); inputs added by hand (named otherwise, e.g.
+    # sce-long-rounding) stay. Crash files live in crashes/.
+    for name in os.listdir(args.out):
+        if re.match(r"m?\d\d-", name):
+            os.remove(os.path.join(args.out, name))
     rng = random.Random(20240611)
     count = size = 0
     for expr in range(args.family_size):
         for name, data in inputs(expr, rng):
+            with open(os.path.join(args.out, name), "wb") as f:
+                f.write(data)
+            count += 1
+            size += len(data)
+    rng = random.Random(20261204)  # its own stream: the 1-D family's files stay as they were
+    for expr in range(args.shapes_family_size):
+        for name, data in shapes_inputs(expr, rng):
             with open(os.path.join(args.out, name), "wb") as f:
                 f.write(data)
             count += 1

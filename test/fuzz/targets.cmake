@@ -5,6 +5,9 @@
 #   fuzz.replay        builds without TAD_FUZZ: the fuzzer's checks over the checked-in seed
 #                      corpus, as a plain program (expressions.cpp with TAD_FUZZ_REPLAY_MAIN;
 #                      any compiler)
+#
+# Both are two translation units: expressions.cpp (the 1-D family, the entry point) and
+# shapes.cpp (the matrix family), compiled in parallel (each about half the CPU time).
 #   fuzz.expressions   with TAD_FUZZ (clang++ only): libFuzzer with AddressSanitizer and
 #                      UndefinedBehaviorSanitizer, run for TAD_FUZZ_SECONDS seconds with
 #                      -seed=TAD_FUZZ_SEED on a fresh directory in the build tree followed by
@@ -16,6 +19,7 @@
 set(tad_fuzz_bin "${CMAKE_CURRENT_BINARY_DIR}/fuzz")
 
 set(tad_fuzz_corpus "${CMAKE_CURRENT_LIST_DIR}/corpus")
+set(tad_fuzz_sources "${CMAKE_CURRENT_LIST_DIR}/expressions.cpp" "${CMAKE_CURRENT_LIST_DIR}/shapes.cpp")
 
 # Known issue (README.md, test/fuzz/crashes/xsimd-exp-int64-cast): xsimd 8.1's exp kernel for
 # batch<double> converts k = round(x / ln 2) to int64 with a scalar std::copy (AVX2 has no
@@ -43,7 +47,7 @@ endif()
 # TAD_FUZZ_REPLAY=OFF leaves it out (tools/test.sh's gcc stage: the clang-san stage's
 # fuzz.expressions replays the same corpus; doc/testing.md).
 if(NOT TAD_FUZZ AND TAD_FUZZ_REPLAY)
-  add_executable(fuzz.replay "${CMAKE_CURRENT_LIST_DIR}/expressions.cpp")
+  add_executable(fuzz.replay ${tad_fuzz_sources})
   set_target_properties(fuzz.replay PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${tad_fuzz_bin}")
   target_link_libraries(fuzz.replay PRIVATE tad::tad tad_dev_flags)
   target_compile_definitions(fuzz.replay PRIVATE TAD_FUZZ_REPLAY_MAIN)
@@ -55,7 +59,7 @@ endif()
 
 if(TAD_FUZZ)
   set(tad_fuzz_sanitizers -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
-  add_executable(fuzz.expressions "${CMAKE_CURRENT_LIST_DIR}/expressions.cpp")
+  add_executable(fuzz.expressions ${tad_fuzz_sources})
   set_target_properties(fuzz.expressions PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${tad_fuzz_bin}")
   target_link_libraries(fuzz.expressions PRIVATE tad::tad tad_dev_flags)
   # After the build type's flags, so -O1 wins over e.g. -O2 or -O0 (fuzzing wants speed).
