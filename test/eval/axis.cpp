@@ -322,6 +322,42 @@ BOOST_AUTO_TEST_CASE(max_and_min_share_the_gradient_among_ties_per_row) {
   }
 }
 
+BOOST_AUTO_TEST_CASE_TEMPLATE(rows_longer_than_l1, T, reals) {
+  // 9 rows of 6,000 elements (24 or 48 KB each: a block of W rows is far beyond L1): every row
+  // is swept in place, as short ones are (no separate path), and the results are the closed
+  // forms. logsumexp(X, axis<1>) weighted per row: value sum_r v_r lse(x_r), gradient
+  // v_r softmax(x_r); the logistic regression's gradient X^T (sigmoid(X w) - y) / N.
+  const shape s{9, 6000};
+  lr_data<T> d(s, s.cols + 1, 3);
+  auto X = tad::var<"X">(d.X.data(), s.rows, s.cols, s.cols + 1);
+  std::vector<T> vs(s.rows);
+  for (std::size_t r = 0; r < s.rows; ++r) vs[r] = T(0.5 + 0.25 * double(r));
+  const auto [value, g] = tad::grad(tad::sum(tad::constant(vs) * tad::logsumexp(X, tad::axis<1>)), X);
+  double want_value = 0;
+  std::vector<double> want(s.rows * s.cols);
+  for (std::size_t r = 0; r < s.rows; ++r) {
+    const T* x = d.X.data() + r * (s.cols + 1);
+    double m = -std::numeric_limits<double>::infinity(), sum = 0;
+    for (std::size_t j = 0; j < s.cols; ++j) m = std::max(m, double(x[j]));
+    for (std::size_t j = 0; j < s.cols; ++j) sum += std::exp(double(x[j]) - m);
+    const double lse = m + std::log(sum);
+    want_value += double(vs[r]) * lse;
+    for (std::size_t j = 0; j < s.cols; ++j) want[r * s.cols + j] = double(vs[r]) * std::exp(double(x[j]) - lse);
+  }
+  BOOST_TEST(tad_test::close(double(value), want_value, tad_test::grad_tol<T>()));
+  expect_close(std::vector<T>(g.begin(), g.end()), want, "weighted logsumexp along long rows", s);
+
+  auto Xc = tad::constant(d.X.data(), s.rows, s.cols, s.cols + 1);
+  auto w = tad::var<"w">(d.w);
+  auto y = tad::constant(d.y.cspan());
+  const auto z = tad::let<"z">(tad::sum(Xc * w, tad::axis<1>));
+  std::vector<double> want_w;
+  const double v = logistic(d.X.data(), s.cols + 1, d.y.data(), d.w, s.rows, s.cols, want_w, [](double a) { return a; });
+  const auto [lr_value, gw] = tad::grad(tad::mean(tad::softplus(z) - y * z), w);
+  BOOST_TEST(tad_test::close(double(lr_value), v, tad_test::grad_tol<T>()));
+  expect_close(gw, want_w, "logistic regression over long rows", s);
+}
+
 BOOST_AUTO_TEST_CASE(rows_without_elements_and_special_values) {
   // max and min along rows of no elements raise, as max(e) of an empty array does; with no rows
   // there is nothing to reduce. logsumexp: -inf for rows of no elements; stable for large values
