@@ -16,8 +16,9 @@ and the schedule is one fused loop at every size. Each TU checks with static_ass
 
 It also writes the baselines: include_tad.cpp (only <tad/tad.hpp>), include_xsimd.cpp (only
 <xsimd/xsimd.hpp>), include_hana.cpp (only <boost/hana/map.hpp>) and include_std.cpp (the
-standard headers tad includes, nothing else), and three models with shapes (MODELS:
-model_affine.cpp, model_rows.cpp, model_penalties.cpp), whose extents are run-time values.
+standard headers tad includes, nothing else), and five models with shapes (MODELS:
+model_affine.cpp, model_rows.cpp, model_penalties.cpp, model_logreg.cpp, model_rowce.cpp), whose
+extents are run-time values.
 """
 
 import pathlib
@@ -177,6 +178,31 @@ double model_penalties(const double* xs, const double* ys, std::size_t rows, std
   auto loss = tad::mean(tad::square(G * X + o - Y)) + 1e-3 * tad::squared_norm(G) +
               1e-3 * tad::squared_norm(o);
   return tad::grad_into(loss, tad::wrt(G, std::span<double>(g_gain, rows * cols)), tad::wrt(o, go));
+}
+""",
+    # examples/logistic_regression.cpp's loss: the logits as a reduction along axis 1 (X w), the
+    # mean logistic loss and an L2 penalty; one pass over X, a second over w.
+    "model_logreg.cpp": MODEL_HEAD + """
+double model_logreg(const double* xs, std::span<const double> ys, std::size_t rows, std::size_t cols,
+                    std::span<const double> ws, std::span<double> gw) {
+  auto X = tad::constant(xs, rows, cols);
+  auto y = tad::constant(ys);
+  auto w = tad::var<"w">(ws);
+  auto z = tad::let<"z">(tad::sum(X * w, tad::axis<1>));
+  auto loss = tad::mean(tad::softplus(z) - y * z) + 1e-4 * tad::squared_norm(w);
+  static_assert(tad::passes_v<decltype(loss), decltype(w)> == 2);
+  return tad::grad_into(loss, tad::wrt(w, gw));
+}
+""",
+    # Row-wise softmax cross-entropy with class indices (logsumexp along axis 1 minus pick) of
+    # logits Z plus a per-class bias b, with respect to both.
+    "model_rowce.cpp": MODEL_HEAD + """
+double model_rowce(const double* zs, std::span<const int> labels, std::size_t rows, std::size_t cols,
+                   std::span<const double> bs, double* gz, std::span<double> gb) {
+  auto Z = tad::var<"Z">(zs, rows, cols);
+  auto b = tad::var<"b">(bs);
+  auto loss = tad::mean(tad::softmax_cross_entropy(Z + b, labels));
+  return tad::grad_into(loss, tad::wrt(Z, std::span<double>(gz, rows * cols)), tad::wrt(b, gb));
 }
 """,
 }

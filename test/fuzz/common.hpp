@@ -213,6 +213,28 @@ class buffer {
   T* base_;
 };
 
+// ---- inputs --------------------------------------------------------------------------------
+
+/// Byte i of the input, 0 past its end.
+inline unsigned byte_at(const std::uint8_t* data, std::size_t size, std::size_t i) { return i < size ? data[i] : 0u; }
+
+/// What the first three bytes mean in both families (doc/testing.md "Input format"): byte 0 the
+/// expression (modulo the family's size), byte 1 bit 0 double and bit 2 positive padding values,
+/// byte 2 bits 0-2 and 3-5 the misalignments of x and y.
+struct input_head {
+  std::size_t expr, offx, offy;
+  bool dbl, pad_positive;
+};
+inline input_head decode_head(const std::uint8_t* data, std::size_t size, std::size_t family_size) {
+  const unsigned b1 = byte_at(data, size, 1), b2 = byte_at(data, size, 2);
+  return {byte_at(data, size, 0) % family_size, b2 & 7u, (b2 >> 3) & 7u, (b1 & 1u) != 0, (b1 & 4u) != 0};
+}
+
+/// Transcendental functions: xsimd's batch against glibc's scalar. doc/math.md asserts 2 ulps
+/// for exp, expm1, log, log1p, 2 to 4 for sin/cos/tan at random points and 4 for tanh,
+/// sigmoid, softplus; 4 ulps covers each.
+inline constexpr double fn_ulps = 4;
+
 // ---- the value stream ----------------------------------------------------------------------
 
 class value_stream {

@@ -311,10 +311,6 @@ using closed_fn = const char* (*)(const elem&, const limits&);
 /// The domain where the expression is smooth at this element (central differences apply).
 using domain_fn = bool (*)(double x, double y, double s);
 
-/// Transcendental functions: xsimd's batch against glibc's scalar. doc/math.md asserts 2 ulps
-/// for exp, expm1, log, log1p, 2 to 4 for sin/cos/tan at random points and 4 for tanh,
-/// sigmoid, softplus; 4 ulps covers each.
-constexpr double fn_ulps = 4;
 
 elem_tol tol_exact(const elem&, const limits&) { return {}; }
 elem_tol tol_exp(const elem&, const limits&) { return {ulps(fn_ulps), ulps(fn_ulps), exact, exact}; }
@@ -1146,14 +1142,9 @@ struct header {
 };
 
 header decode_header(const std::uint8_t* data, std::size_t size) {
-  auto at = [&](std::size_t i) -> unsigned { return i < size ? data[i] : 0u; };
-  header h{};
-  h.expr = at(0) % family_size;
-  h.dbl = at(1) & 1u;
-  h.pad_positive = at(1) & 4u;
-  h.offx = at(2) & 7u;
-  h.offy = (at(2) >> 3) & 7u;
-  h.n = (at(1) & 2u) ? 1000 + at(3) % 64 : at(3) % 71;
+  const input_head c = decode_head(data, size, family_size);
+  const unsigned b3 = byte_at(data, size, 3);
+  header h{c.expr, (byte_at(data, size, 1) & 2u) ? 1000 + b3 % 64 : b3 % 71, c.offx, c.offy, c.dbl, c.pad_positive};
   return h;
 }
 

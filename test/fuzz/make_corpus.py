@@ -179,21 +179,17 @@ def main():
     for name in os.listdir(args.out):
         if re.match(r"m?\d\d-", name):
             os.remove(os.path.join(args.out, name))
-    rng = random.Random(20240611)
     count = size = 0
-    for expr in range(args.family_size):
-        for name, data in inputs(expr, rng):
-            with open(os.path.join(args.out, name), "wb") as f:
-                f.write(data)
-            count += 1
-            size += len(data)
-    rng = random.Random(20261204)  # its own stream: the 1-D family's files stay as they were
-    for expr in range(args.shapes_family_size):
-        for name, data in shapes_inputs(expr, rng):
-            with open(os.path.join(args.out, name), "wb") as f:
-                f.write(data)
-            count += 1
-            size += len(data)
+    # Each family from its own random stream: one changing leaves the other's files as they were.
+    for family_size, family_inputs, seed in [(args.family_size, inputs, 20240611),
+                                             (args.shapes_family_size, shapes_inputs, 20261204)]:
+        rng = random.Random(seed)
+        for expr in range(family_size):
+            for name, data in family_inputs(expr, rng):
+                with open(os.path.join(args.out, name), "wb") as f:
+                    f.write(data)
+                count += 1
+                size += len(data)
     print(f"{count} files, {size} bytes in {args.out}")
 
 

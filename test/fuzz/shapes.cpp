@@ -417,9 +417,6 @@ constexpr entry ax(const char* name, row_tol_fn t, bool extremum = false) {
           &run_reference<double, B>, 0, t, extremum};
 }
 
-/// Transcendental functions: xsimd's batch against the scalar path (expressions.cpp fn_ulps).
-constexpr double fn_ulps = 4;
-
 const entry family[] = {
     ew<s_add_row>("X + b", 0),
     ew<s_mul_col>("X * as_column(v)", 0),
@@ -464,18 +461,12 @@ struct header {
 };
 
 header decode(const std::uint8_t* data, std::size_t size) {
-  auto at = [&](std::size_t i) -> unsigned { return i < size ? data[i] : 0u; };
-  header h{};
-  h.expr = at(0) % family_size;
-  h.dbl = at(1) & 1u;
-  h.pad_positive = at(1) & 4u;
-  h.offx = at(2) & 7u;
-  h.offy = (at(2) >> 3) & 7u;
+  const input_head c = decode_head(data, size, family_size);
   constexpr std::size_t pads[] = {0, 1, 3, 8};
-  const bool large = at(1) & 2u;
-  h.rows = large ? 40 + at(3) % 32 : at(3) % 41;
-  h.cols = large ? 200 + at(4) % 64 : at(4) % 41;
-  h.ld = h.cols + pads[(at(2) >> 6) & 3u];
+  const bool large = byte_at(data, size, 1) & 2u;
+  const unsigned b3 = byte_at(data, size, 3), b4 = byte_at(data, size, 4);
+  header h{c.expr, large ? 40 + b3 % 32 : b3 % 41, large ? 200 + b4 % 64 : b4 % 41, 0, c.offx, c.offy, c.dbl, c.pad_positive};
+  h.ld = h.cols + pads[(byte_at(data, size, 2) >> 6) & 3u];
   return h;
 }
 
