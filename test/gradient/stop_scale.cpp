@@ -162,6 +162,43 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(infinite_gradients, T, reals) {
   }
 }
 
+BOOST_AUTO_TEST_CASE_TEMPLATE(no_backward_below_a_cut, T, reals) {
+  // A reduction whose adjoint is a structural zero runs no backward (semantics.md: stop_gradient
+  // is exactly 0 even where f' is inf or NaN). norm's gradient x / norm(x) at x = (inf, 1, 2, 3)
+  // is NaN at inf (inf / inf), its finite elements 0; logsumexp's along a row of -inf is
+  // 0 * exp(-inf - (-inf)) = NaN. Below stop_gradient, straight_through's value side or a
+  // custom rule's tad::zero, none of that may reach a gradient.
+  const T inf = std::numeric_limits<T>::infinity();
+  std::vector<T> xs{inf, 1, 2, 3};
+  auto x = tad::var<"x">(xs);
+  const auto stopped = tad::stop_gradient(tad::norm(x)) + tad::sum(x);
+  // norm's forward and sum's fused pass are one loop: nothing runs backward through norm.
+  static_assert(tad::passes_v<decltype(stopped), decltype(x)> == 1);
+  const auto [v, g] = tad::grad(stopped, x);
+  BOOST_TEST(v == inf);
+  grad_test::expect_all(g, std::vector<double>(4, 1.0), 0, "stop_gradient(norm(x)) + sum(x)");
+  // Reached only through the cut: exact zeros, also over a buffer that held something.
+  std::vector<T> gx(4, T(7));
+  const T v2 = tad::grad_into(tad::stop_gradient(tad::norm(x)), tad::wrt(x, gx));
+  BOOST_TEST(v2 == inf);
+  grad_test::expect_all(gx, std::vector<double>(4, 0.0), 0, "stop_gradient(norm(x)) alone");
+  const auto [v3, g3] = tad::grad(tad::straight_through(tad::norm(x), tad::sum(x)), x);
+  BOOST_TEST(v3 == inf);
+  grad_test::expect_all(g3, std::vector<double>(4, 1.0), 0, "straight_through(norm(x), sum(x))");
+  const auto first_only = tad::custom_gradient([](auto a, auto b) { return a + b; },
+                                               [](auto dy, auto, auto, auto) { return tad::adjoints{tad::zero{}, dy}; });
+  const auto [v4, g4] = tad::grad(first_only(tad::norm(x), tad::sum(x)), x);
+  BOOST_TEST(v4 == inf);
+  grad_test::expect_all(g4, std::vector<double>(4, 1.0), 0, "custom rule {zero, dy} over norm(x)");
+  // Along rows: a 3 x 4 matrix of -inf; exp's gradient there is exp(-inf) = 0.
+  std::vector<T> ys(12, -inf);
+  auto Y = tad::var<"Y">(ys.data(), 3, 4);
+  const auto [v5, g5] = tad::grad(tad::stop_gradient(tad::sum(tad::logsumexp(Y, tad::axis<1>))) + tad::sum(tad::exp(Y)), Y);
+  BOOST_TEST((std::isinf(v5) && v5 < 0));
+  grad_test::expect_all(std::vector<T>(g5.begin(), g5.end()), std::vector<double>(12, 0.0), 0,
+                        "stop_gradient(sum(logsumexp(Y, axis<1>))) + sum(exp(Y))");
+}
+
 BOOST_AUTO_TEST_CASE(reversal_strength_schedule) {
   for (double p : {0.0, 0.1, 0.25, 0.5, 0.75, 1.0}) {
     grad_test::expect(tad::reversal_strength(p), std::tanh(5 * p), 1e-15, "gamma 10");

@@ -186,6 +186,16 @@ struct reaches<node<Op, C...>, Name, Through> {
                                 (reaches<C, Name, Through>::value || ...);
 };
 
+/// Can an adjoint flow from node `E` into its child `K`? Not through an op without a gradient
+/// (stop_gradient, a comparison, round), nor where a rule gives the child a structural zero
+/// (straight_through's value, a user rule's tad::zero): those are specialized beside their
+/// `reaches`. The schedule runs no backward of a reduction below such a cut (plan.hpp collect):
+/// its adjoint is a structural zero, and running it would turn 0 * inf into NaN.
+template <class E, std::size_t K>
+struct adjoint_flows {
+  static constexpr bool value = op_differentiable<typename E::op_type>();
+};
+
 /// Does `E` contain a variable named `Name` at all (whether or not a gradient reaches it)?
 template <class E, fixed_string Name>
 struct contains_var {

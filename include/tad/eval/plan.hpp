@@ -103,16 +103,18 @@ constexpr bool backward_in(const reduction_info& r) {
 }
 
 /// Fills out[slot] (and vars[slot]: the variables its argument reaches directly, k-th of W)
-/// for every reduction of E, in post-order.
+/// for every reduction of E, in post-order. `live`: an adjoint can reach E from the root (no
+/// stop_gradient or other cut above it, adjoint_flows); a reduction below a cut wants nothing
+/// (its adjoint is a structural zero: semantics.md, "no code runs").
 template <class W, class E>
-constexpr void collect(reduction_info* out, var_mask<W::size>* vars, std::size_t slot, int depth) {
+constexpr void collect(reduction_info* out, var_mask<W::size>* vars, std::size_t slot, int depth, bool live = true) {
   if constexpr (!is_leaf_v<E>) {
     constexpr bool is_red = props<E>::is_reduction;
     constexpr bool is_point = props<E>::is_point;
     std::size_t s = slot;
     static_for<E::arity>([&](auto k) {
       using C = child_t<k.value, E>;
-      collect<W, C>(out, vars, s, is_red && !is_point ? depth + 1 : depth);
+      collect<W, C>(out, vars, s, is_red && !is_point ? depth + 1 : depth, live && adjoint_flows<E, k.value>::value);
       s += props<C>::reductions;
     });
     if constexpr (is_red) {
@@ -122,7 +124,7 @@ constexpr void collect(reduction_info* out, var_mask<W::size>* vars, std::size_t
       // An axis point's adjoint arrives in the pass of the reduction that holds it: its depth.
       r.depth = is_point && depth > 0 ? depth - 1 : depth;
       r.point = is_point;
-      r.wants = W::template reached<E>;
+      r.wants = live && W::template reached<E>;
       r.needs_value = Op::needs_value;
       if constexpr (requires { Op::rejects_empty; }) r.rejects_empty = Op::rejects_empty;
       r.adjoint_linear = adjoint_linear<decltype(E::arg)>();

@@ -81,6 +81,11 @@ struct reaches<node<straight_through_op, F, B>, Name, Through> {
   static constexpr bool value = reaches<B, Name, Through>::value;
 };
 
+template <class F, class B, std::size_t K>
+struct adjoint_flows<node<straight_through_op, F, B>, K> {
+  static constexpr bool value = K == 1;
+};
+
 template <class Op, class E, class... P>
 constexpr auto modifier(const E& e, const P&... p) {
   return make<Op>(e, as_expr(p)...);

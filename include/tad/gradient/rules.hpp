@@ -108,6 +108,13 @@ struct reaches<node<Op, C...>, Name, Through> {
   static constexpr bool value = any(std::make_index_sequence<sizeof...(C)>{});
 };
 
+/// ... and an adjoint flows only into those inputs.
+template <class Op, class... C, std::size_t K>
+  requires requires { typename Op::rule_type; }
+struct adjoint_flows<node<Op, C...>, K> {
+  static constexpr bool value = !rule_zero_at_v<typename Op::rule_type, sizeof...(C), K>;
+};
+
 /// `node<Op, C...>{c..., op}`: a node rebuilt with new children and the given op.
 template <class Op, class... C>
 constexpr node<Op, C...> rebuild(const Op& op, const C&... c) {
