@@ -555,7 +555,13 @@ template <class Z, class T>
 constexpr auto softmax_cross_entropy(const Z& z, const T& t) {
   constexpr bool zm = detail::is_matrix_expression<Z>();
   constexpr bool tm = detail::is_matrix_expression<T>();
-  if constexpr (zm != tm) {
+  if constexpr (zm && !expression<T> && !detail::poisoned_v<T>) {
+    static_assert(detail::always_false<Z>,
+                  "tad::softmax_cross_entropy(z, labels): z is a matrix and labels are not a tad expression: "
+                  "labels must be contiguous storage of integers, one class index per row of z (probability "
+                  "targets: a matrix expression of z's shape)");
+    return invalid_expression{};
+  } else if constexpr (zm != tm) {
     static_assert(detail::always_false<Z>,
                   "tad::softmax_cross_entropy(z, t): z and t must both be matrices (one distribution "
                   "per row) or both vectors (one distribution)");
