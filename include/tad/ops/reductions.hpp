@@ -402,7 +402,7 @@ constexpr int axis_problem() {
 }  // namespace detail
 
 /// One entry point per axis reduction; a misuse gives one error naming the function.
-#define TAD_AXIS_REDUCTION_FUNCTION(fn, op)                                                           \
+#define TAD_AXIS_REDUCTION_FUNCTION(fn, ...)                                                           \
   template <class E, int K>                                                                           \
   constexpr auto fn(const E& e, axis_t<K>) {                                                          \
     constexpr int problem = detail::axis_problem<E, K>();                                             \
@@ -438,31 +438,31 @@ constexpr int axis_problem() {
                                   "(tad::as_column); not supported yet in a reduction along an axis"); \
       return detail::invalid_expression{};                                                            \
     } else {                                                                                          \
-      return detail::make<detail::axis_op<op, K>>(e);                                                 \
+      return __VA_ARGS__;                                                                             \
     }                                                                                                 \
   }
 
 /// Sum along each row of a matrix expression: `sum(X, axis<1>)[r]` is the sum of row r.
-TAD_AXIS_REDUCTION_FUNCTION(sum, sum_op)
+TAD_AXIS_REDUCTION_FUNCTION(sum, detail::make<detail::axis_op<sum_op, K>>(e))
 /// Mean along each row of a matrix expression (NaN for rows of no elements).
-TAD_AXIS_REDUCTION_FUNCTION(mean, mean_op)
+TAD_AXIS_REDUCTION_FUNCTION(mean, detail::make<detail::axis_op<mean_op, K>>(e))
 /// Maximum of each row; ties share the gradient equally; a matrix with rows but no columns is
 /// an error (std::domain_error), as for max(e).
-TAD_AXIS_REDUCTION_FUNCTION(max, max_reduce_op)
+TAD_AXIS_REDUCTION_FUNCTION(max, detail::make<detail::axis_op<max_reduce_op, K>>(e))
 /// Minimum of each row, as max(e, axis<1>).
-TAD_AXIS_REDUCTION_FUNCTION(min, min_reduce_op)
+TAD_AXIS_REDUCTION_FUNCTION(min, detail::make<detail::axis_op<min_reduce_op, K>>(e))
 /// Euclidean norm of each row; gradient zero at a zero row.
-TAD_AXIS_REDUCTION_FUNCTION(norm, norm_op)
+TAD_AXIS_REDUCTION_FUNCTION(norm, detail::make<detail::axis_op<norm_op, K>>(e))
 /// `log(sum(exp(x)))` of each row, stable (shifted by the row's maximum); -inf for a row of no
 /// elements. Two sweeps over a row forward, one backward.
-TAD_AXIS_REDUCTION_FUNCTION(logsumexp, detail::logsumexp_op)
+TAD_AXIS_REDUCTION_FUNCTION(logsumexp, detail::make<detail::axis_op<detail::logsumexp_op, K>>(e))
+/// Sum of squares of each row: `sum(square(e), axis<1>)` (its own diagnostics, naming squared_norm).
+TAD_AXIS_REDUCTION_FUNCTION(squared_norm, sum(square(e), axis<K>))
 
 #undef TAD_AXIS_REDUCTION_FUNCTION
 
 /// Sum of squares.
 template <class E> constexpr auto squared_norm(const E& e) { return sum(square(e)); }
-/// Sum of squares of each row: `sum(square(e), axis<1>)`.
-template <class E, int K> constexpr auto squared_norm(const E& e, axis_t<K> k) { return sum(square(e), k); }
 /// Inner product `sum(a * b)`.
 template <class A, class B> constexpr auto dot(const A& a, const B& b) { return sum(a * b); }
 
@@ -580,7 +580,16 @@ constexpr auto softmax_cross_entropy(const Z& z, const T& t) {
 template <class Z, class R>
   requires detail::label_range<std::remove_cvref_t<R>>
 constexpr auto softmax_cross_entropy(const Z& z, R&& labels) {
-  return logsumexp(z, axis<1>) - pick(z, std::forward<R>(labels));
+  if constexpr (detail::poisoned_v<Z>) {
+    return invalid_expression{};
+  } else if constexpr (!detail::is_matrix_expression<Z>()) {
+    static_assert(detail::is_matrix_expression<Z>(),
+                  "tad::softmax_cross_entropy(z, labels): z must be a matrix expression (rank 2): one row per "
+                  "sample, one column per class, one label per row");
+    return invalid_expression{};
+  } else {
+    return logsumexp(z, axis<1>) - pick(z, std::forward<R>(labels));
+  }
 }
 
 }  // namespace tad
