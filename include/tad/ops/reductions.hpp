@@ -314,6 +314,7 @@ constexpr int reduction_problem() {
   else if constexpr (has_custom_input_v<E>) return 3;
   else if constexpr (!props<E>::is_array && props<E>::has_column) return 4;
   else if constexpr (!props<E>::is_array) return 2;
+  else if constexpr (props<E>::is_mask) return 5;
   else return 0;
 }
 }  // namespace detail
@@ -335,6 +336,11 @@ constexpr int reduction_problem() {
       static_assert(problem != 4, "tad::" #fn "(e): e holds a column (tad::as_column) but no "     \
                                   "matrix; a column is one value per row of the matrix it is "     \
                                   "combined with, so combine it with one: " #fn "(X * as_column(c))"); \
+      return detail::invalid_expression{};                                                          \
+    } else if constexpr (problem == 5) {                                                            \
+      static_assert(problem != 5, "tad::" #fn "(e): e is a mask (a comparison such as x > 0), not "  \
+                                  "numbers; to count or sum where it holds, reduce "                \
+                                  "tad::where(mask, 1.0, 0.0)");                                   \
       return detail::invalid_expression{};                                                          \
     } else if constexpr (problem == 3) {                                                            \
       static_assert(problem != 3, "tad::custom_gradient(f, g): f must not call tad::" #fn "(e): f " \
@@ -397,6 +403,7 @@ constexpr int axis_problem() {
   else if constexpr (K == 0) return 5;
   else if constexpr (props<E>::reductions > 0) return 6;
   else if constexpr (props<E>::has_column) return 7;
+  else if constexpr (props<E>::is_mask) return 8;
   else return 0;
 }
 }  // namespace detail
@@ -432,6 +439,11 @@ constexpr int axis_problem() {
       static_assert(problem != 6, "tad::" #fn "(e, axis<1>): e must not contain a reduction (a full " \
                                   "one or another along an axis); not supported yet: compute it in "  \
                                   "its own expression and pass its value as a constant");            \
+      return detail::invalid_expression{};                                                            \
+    } else if constexpr (problem == 8) {                                                              \
+      static_assert(problem != 8, "tad::" #fn "(e, axis<1>): e is a mask (a comparison such as X > 0), "\
+                                  "not numbers; to count or sum where it holds, reduce "              \
+                                  "tad::where(mask, 1.0, 0.0)");                                     \
       return detail::invalid_expression{};                                                            \
     } else if constexpr (problem == 7) {                                                              \
       static_assert(problem != 7, "tad::" #fn "(e, axis<1>): e must not hold a column "               \
