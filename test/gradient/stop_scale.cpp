@@ -199,6 +199,46 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(no_backward_below_a_cut, T, reals) {
                         "stop_gradient(sum(logsumexp(Y, axis<1>))) + sum(exp(Y))");
 }
 
+BOOST_AUTO_TEST_CASE_TEMPLATE(a_cut_does_not_stop_fusion, T, reals) {
+  // The product sum(x) * sum(square(x)) would need both values before either adjoint is known,
+  // but below a cut no adjoint flows into it, so sum(exp(x))'s loop runs forward and backward
+  // fused: one pass, as with stop_gradient. (The fusion test once looked through
+  // straight_through's value side and a rule's tad::zero: two passes.)
+  std::vector<T> xs{T(0.5), 1, 2, 3};
+  T sv = T(0.7);
+  auto x = tad::var<"x">(xs);
+  auto s = tad::var<"s">(sv);
+  const auto product = tad::sum(x) * tad::sum(tad::square(x));
+  const auto first_only = tad::custom_gradient([](auto a, auto b) { return a + b; },
+                                               [](auto dy, auto, auto, auto) { return tad::adjoints{tad::zero{}, dy}; });
+  const auto through = tad::straight_through(product, s) + tad::sum(tad::exp(x));
+  const auto ruled = first_only(product, s) + tad::sum(tad::exp(x));
+  const auto stopped = tad::stop_gradient(product) + tad::sum(tad::exp(x));
+  static_assert(tad::passes_v<decltype(through), decltype(x), decltype(s)> == 1);
+  static_assert(tad::passes_v<decltype(ruled), decltype(x), decltype(s)> == 1);
+  static_assert(tad::passes_v<decltype(stopped), decltype(x), decltype(s)> == 1);
+  // sum(x) = 6.5, sum(square(x)) = 14.25; d/dx is exp(x) alone, d/ds is 1.
+  std::vector<double> ex;
+  double sum_exp = 0;
+  for (T xi : xs) {
+    ex.push_back(std::exp(double(xi)));
+    sum_exp += ex.back();
+  }
+  const double tol = std::is_same_v<T, float> ? 1e-6 : 1e-14;
+  {
+    const auto [v, gx, gs] = tad::grad(through, x, s);
+    grad_test::expect(v, 6.5 * 14.25 + sum_exp, tol, "straight_through value");
+    grad_test::expect_all(gx, ex, tol, "straight_through dx");
+    grad_test::expect(gs, 1.0, 0, "straight_through ds");
+  }
+  {
+    const auto [v, gx, gs] = tad::grad(ruled, x, s);
+    grad_test::expect(v, 0.7 + 6.5 * 14.25 + sum_exp, tol, "custom rule value");
+    grad_test::expect_all(gx, ex, tol, "custom rule dx");
+    grad_test::expect(gs, 1.0, 0, "custom rule ds");
+  }
+}
+
 BOOST_AUTO_TEST_CASE(reversal_strength_schedule) {
   for (double p : {0.0, 0.1, 0.25, 0.5, 0.75, 1.0}) {
     grad_test::expect(tad::reversal_strength(p), std::tanh(5 * p), 1e-15, "gamma 10");

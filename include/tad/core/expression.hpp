@@ -9,6 +9,7 @@
 #include <concepts>
 #include <cstddef>
 #include <type_traits>
+#include <utility>
 
 namespace tad {
 
@@ -168,6 +169,17 @@ struct props<node<Op, C...>> {
   static constexpr std::size_t roots = is_reduction ? 0 : is_root ? 1 : (props<C>::roots + ... + 0);
 };
 
+/// Can an adjoint flow from node `E` into its child `K`? Not through an op without a gradient
+/// (stop_gradient, a comparison, round), nor where a rule gives the child a structural zero
+/// (straight_through's value, a user rule's tad::zero): those specialize it beside their op.
+/// `reaches` follows it, and so does the schedule: no backward of a reduction below such a cut
+/// runs (plan.hpp collect), and a reduction below one does not stop fusion (independent): its
+/// adjoint is a structural zero, and running it would turn 0 * inf into NaN.
+template <class E, std::size_t K>
+struct adjoint_flows {
+  static constexpr bool value = op_differentiable<typename E::op_type>();
+};
+
 /// Does the gradient of `E` reach a variable named `Name`? `Through` decides whether it looks
 /// inside reductions (false: a reduction is an opaque scalar, as inside an elementwise loop).
 template <class E, fixed_string Name, bool Through = true>
@@ -180,20 +192,18 @@ struct reaches {
     }
   }();
 };
+/// A node's gradient reaches a variable through the children an adjoint flows into
+/// (adjoint_flows: the one notion of a cut, which the schedule uses too).
 template <class Op, class... C, fixed_string Name, bool Through>
 struct reaches<node<Op, C...>, Name, Through> {
-  static constexpr bool value = op_differentiable<Op>() && (Through || !op_is_reduction<Op>()) &&
-                                (reaches<C, Name, Through>::value || ...);
-};
-
-/// Can an adjoint flow from node `E` into its child `K`? Not through an op without a gradient
-/// (stop_gradient, a comparison, round), nor where a rule gives the child a structural zero
-/// (straight_through's value, a user rule's tad::zero): those are specialized beside their
-/// `reaches`. The schedule runs no backward of a reduction below such a cut (plan.hpp collect):
-/// its adjoint is a structural zero, and running it would turn 0 * inf into NaN.
-template <class E, std::size_t K>
-struct adjoint_flows {
-  static constexpr bool value = op_differentiable<typename E::op_type>();
+  template <std::size_t... K>
+  static constexpr bool any(std::index_sequence<K...>) {
+    return ((adjoint_flows<node<Op, C...>, K>::value && reaches<C, Name, Through>::value) || ...);
+  }
+  static constexpr bool value = [] {
+    if constexpr (!op_differentiable<Op>() || (!Through && op_is_reduction<Op>())) return false;
+    else return any(std::index_sequence_for<C...>{});
+  }();
 };
 
 /// Does `E` contain a variable named `Name` at all (whether or not a gradient reaches it)?

@@ -192,7 +192,11 @@ struct independent {
     if constexpr (is_leaf_v<C>) return false;
     else if constexpr (props<C>::is_reduction) return W::template reached<C>;
     else if constexpr (!op_differentiable<typename C::op_type>()) return false;
-    else return [] { bool r = false; static_for<C::arity>([&](auto k) { r = r || has_grad_reduction<child_t<k.value, C>>(); }); return r; }();
+    else return [] {  // only below the children an adjoint flows into (a cut: adjoint_flows)
+      bool r = false;
+      static_for<C::arity>([&](auto k) { r = r || (adjoint_flows<C, k.value>::value && has_grad_reduction<child_t<k.value, C>>()); });
+      return r;
+    }();
   }
   template <class C>
   static constexpr bool check() {
@@ -204,9 +208,10 @@ struct independent {
       bool kids = true, any_level = false, any_grad = false;
       static_for<C::arity>([&](auto k) {
         using K = child_t<k.value, C>;
-        kids = kids && check<K>();
+        constexpr bool flows = adjoint_flows<C, k.value>::value;  // else K is below a cut
+        kids = kids && (!flows || check<K>());
         any_level = any_level || has_level<K>();
-        any_grad = any_grad || has_grad_reduction<K>();
+        any_grad = any_grad || (flows && has_grad_reduction<K>());
       });
       constexpr linearity lin = op_linearity<typename C::op_type>();
       if constexpr (lin == linearity::additive) {

@@ -75,12 +75,7 @@ struct straight_through_op {
 };
 
 namespace detail {
-/// The gradient of straight_through(f, b) reaches only what b reaches.
-template <class F, class B, fixed_string Name, bool Through>
-struct reaches<node<straight_through_op, F, B>, Name, Through> {
-  static constexpr bool value = reaches<B, Name, Through>::value;
-};
-
+/// No adjoint flows into straight_through(f, b)'s f, so its gradient reaches only what b reaches.
 template <class F, class B, std::size_t K>
 struct adjoint_flows<node<straight_through_op, F, B>, K> {
   static constexpr bool value = K == 1;

@@ -95,20 +95,8 @@ TAD_INLINE constexpr auto call_rule(const Rule& rule, const D& dy, const XY&... 
 }
 
 /// An op whose backward is a user rule (custom_gradient_op, overridden_op) names it `rule_type`.
-/// Its gradient reaches only the inputs the rule does not give a structural zero.
-template <class Op, class... C, fixed_string Name, bool Through>
-  requires requires { typename Op::rule_type; }
-struct reaches<node<Op, C...>, Name, Through> {
-  using N = node<Op, C...>;
-  template <std::size_t... K>
-  static constexpr bool any(std::index_sequence<K...>) {
-    return ((!rule_zero_at_v<typename Op::rule_type, sizeof...(C), K> &&
-             reaches<child_t<K, N>, Name, Through>::value) || ...);
-  }
-  static constexpr bool value = any(std::make_index_sequence<sizeof...(C)>{});
-};
-
-/// ... and an adjoint flows only into those inputs.
+/// An adjoint flows only into the inputs the rule does not give a structural zero (and so its
+/// gradient reaches only what they reach).
 template <class Op, class... C, std::size_t K>
   requires requires { typename Op::rule_type; }
 struct adjoint_flows<node<Op, C...>, K> {
