@@ -180,12 +180,11 @@ int main() {
   double distillation_loss = 0;
   for (std::size_t step = 0; step < distillation_steps; ++step)
     distillation_loss = tad::train_step(distillation, student, student_grads, no_transform, student_opt);
-  // The student's distributions: exp(S - logsumexp(S, axis<1>)) row by row.
-  const std::vector<double> lse = tad::value(tad::logsumexp(S, tad::axis<1>));
+  // The student's distributions: softmax(S, axis<1>) is exp(S - logsumexp(S, axis<1>)) row by row.
+  const tad::matrix<double> student_p = tad::value(tad::softmax(S, tad::axis<1>));
   double worst = 0;
   for (std::size_t r = 0; r < rows; ++r)
-    for (std::size_t c = 0; c < cols; ++c)
-      worst = std::max(worst, std::abs(std::exp(scores(r, c) - lse[r]) - soft_labels(r, c)));
+    for (std::size_t c = 0; c < cols; ++c) worst = std::max(worst, std::abs(student_p(r, c) - soft_labels(r, c)));
   std::printf("distillation: loss %.6f (the labels' entropy %.6f), largest probability error %.1e\n",
               distillation_loss, entropy, worst);
   // [distributions]
@@ -213,16 +212,40 @@ int main() {
   for (std::size_t step = 0; step < distillation_steps; ++step)
     tad::train_step(mixed, student, student_grads, no_transform, mixed_opt);
   // [labels]
-  const std::vector<double> mixed_lse = tad::value(tad::logsumexp(S, tad::axis<1>));
+  const tad::matrix<double> mixed_p = tad::value(tad::softmax(S, tad::axis<1>));
   double mixed_worst = 0;
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t c = 0; c < cols; ++c) {
       const double target = 0.5 * (static_cast<int>(c) == hard_labels[r] ? 1.0 : 0.0) + 0.5 * soft_labels(r, c);
-      mixed_worst = std::max(mixed_worst, std::abs(std::exp(scores(r, c) - mixed_lse[r]) - target));
+      mixed_worst = std::max(mixed_worst, std::abs(mixed_p(r, c) - target));
     }
   std::printf("hard and soft labels: largest probability error %.1e\n", mixed_worst);
   if (!(mixed_worst < 1e-3)) {
     std::printf("WRONG: the student's distributions are not the mixed targets\n");
+    ok = false;
+  }
+
+  // [softmax]
+  // A loss on the probabilities themselves: the Brier score, the squared error of each row's
+  // softmax against its soft labels. softmax(B, axis<1>) is a matrix expression: each row's
+  // logsumexp is swept just before the row's own code reads it, in the same loop, and its
+  // gradient, s * (dy - sum(dy * s, axis<1>)) per row, comes from the same sweeps backward.
+  tad::matrix<double> brier_scores(rows, cols, 0.0);
+  auto Bs = tad::var<"B">(brier_scores);
+  auto brier = tad::sum(tad::square(tad::softmax(Bs, tad::axis<1>) - P)) / static_cast<double>(rows);
+  static_assert(tad::passes_v<decltype(brier), decltype(Bs)> == 1);
+  tad::parameter_set brier_student(Bs);
+  tad::gradient_set brier_grads(brier_student);
+  tad::adam brier_opt(brier_student, tad::cosine_decay{.init = 0.2, .total_steps = 600, .alpha = 0.01});
+  for (std::size_t step = 0; step < 600; ++step) tad::train_step(brier, brier_student, brier_grads, no_transform, brier_opt);
+  const tad::matrix<double> brier_p = tad::value(tad::softmax(Bs, tad::axis<1>));
+  double brier_worst = 0;
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < cols; ++c) brier_worst = std::max(brier_worst, std::abs(brier_p(r, c) - soft_labels(r, c)));
+  std::printf("Brier score: %.2e, largest probability error %.1e\n", tad::value(brier), brier_worst);
+  // [softmax]
+  if (!(brier_worst < 2e-3)) {
+    std::printf("WRONG: the Brier fit's distributions are not the soft labels\n");
     ok = false;
   }
 

@@ -131,6 +131,12 @@ void print_to(std::string& out, const E& e) {
     constexpr int p = precedence<E>();
     if constexpr (is_let_node_v<E>) {
       out += n;  // an occurrence of a let prints as its name; to_string adds its definition
+    } else if constexpr (props<E>::is_column_point) {
+      out += "column(";  // as a column leaf prints
+      out += n;
+      out += '(';
+      print_to(out, e.arg);
+      out += requires { Op::picks; } ? ", labels))" : ", axis<1>))";
     } else if constexpr (requires { typename Op::base_op; }) {
       out += n;
       out += "[overridden](";

@@ -99,6 +99,12 @@ template <class Op>
 constexpr bool op_is_point() {
   if constexpr (requires { Op::is_point; }) return Op::is_point; else return false;
 }
+/// ... met by a matrix as a column (`as_column(sum(X, axis<1>))`): one value per row, a scalar
+/// to the loop over that row's columns (its sweeps run per row before it, engine::row_loop).
+template <class Op>
+constexpr bool op_is_column_point() {
+  if constexpr (requires { Op::is_column_point; }) return Op::is_column_point; else return false;
+}
 template <class Op>
 constexpr bool op_is_mask() {
   if constexpr (requires { Op::is_mask; }) return Op::is_mask; else return false;
@@ -130,6 +136,7 @@ struct props {  // leaves
   static constexpr bool is_mask = false;
   static constexpr bool is_reduction = false;
   static constexpr bool is_point = false;
+  static constexpr bool is_column_point = false;
   static constexpr std::size_t reductions = 0;  // number of reduction nodes
   static constexpr int level = 0;               // 1 + level of the argument, for reductions
   static constexpr bool is_root = false;
@@ -144,16 +151,19 @@ struct props<node<Op, C...>> {
   static constexpr bool is_reduction = op_is_reduction<Op>();
   /// A reduction along an axis (an *axis point*): one value per row of its matrix argument.
   static constexpr bool is_point = op_is_point<Op>();
-  static constexpr bool is_array = is_point || (!is_reduction && (props<C>::is_array || ...));
+  /// An axis point as a column (as_column): to its parent one value per row, like a column leaf
+  /// (not an array, has_column), to the engine a point whose sweeps run in its parent's rows.
+  static constexpr bool is_column_point = op_is_column_point<Op>();
+  static constexpr bool is_array = (is_point && !is_column_point) || (!is_reduction && (props<C>::is_array || ...));
   /// Elementwise, the highest rank of its children (a vector with a matrix is a row broadcast
   /// across the matrix's rows, extents.hpp); a (full) reduction is a scalar, an axis point a
   /// vector over its argument's rows.
-  static constexpr int rank = is_point ? 1 : is_reduction ? 0 : std::max({0, props<C>::rank...});
+  static constexpr int rank = is_column_point ? 0 : is_point ? 1 : is_reduction ? 0 : std::max({0, props<C>::rank...});
   static constexpr bool is_mask = op_is_mask<Op>();
   static constexpr std::size_t reductions = (props<C>::reductions + ... + 0) + (is_reduction ? 1 : 0);
   /// An axis point adds no level: its sweeps run inside the loop of its parent's rows.
   static constexpr int level = std::max({0, props<C>::level...}) + (is_reduction && !is_point ? 1 : 0);
-  static constexpr bool has_column = !is_reduction && (props<C>::has_column || ...);
+  static constexpr bool has_column = is_column_point || (!is_reduction && (props<C>::has_column || ...));
   static constexpr bool linear_rules = op_adjoint_linear<Op>() && (props<C>::linear_rules && ...);
   static constexpr bool column_free_linear = has_column ? (props<C>::column_free_linear && ...) : linear_rules;
   /// A loop invariant: a scalar, non-mask subexpression. Inside a loop it is computed once
@@ -269,8 +279,9 @@ constexpr auto as_column(const V& v) noexcept {
       return column_leaf<V>{{}, v, typename V::value_type{}};
     } else {
       static_assert(ok, "tad::as_column(v): v must be a vector (a tad::var or tad::constant of contiguous "
-                        "storage), not a matrix, a scalar or an expression; for an expression of a vector, "
-                        "apply the ops to its column: tad::exp(tad::as_column(c))");
+                        "storage) or a reduction along the rows (tad::sum(X, tad::axis<1>)), not a matrix, a "
+                        "scalar or another expression; for an expression of a vector, apply the ops to its "
+                        "column: tad::exp(tad::as_column(c))");
       return invalid_expression{};
     }
   }

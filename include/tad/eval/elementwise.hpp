@@ -107,7 +107,7 @@ TAD_INLINE constexpr auto forward(const E& e, const Ctx& ctx, std::size_t i) {
     } else {
       return vals<V>{simd::splat<V>(static_cast<T>(e.value()))};
     }
-  } else if constexpr (props<E>::is_point && simd::is_batch_v<V>) {
+  } else if constexpr (props<E>::is_point && !props<E>::is_column_point && simd::is_batch_v<V>) {
     return vals<V>{simd::load(static_cast<const T*>(e.op.rows))};  // a block of rows (engine::point_loop)
   } else if constexpr (props<E>::is_reduction) {
     return vals<V>{simd::splat<V>(ctx.val[Slot + props<E>::reductions - 1])};

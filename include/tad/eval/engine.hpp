@@ -167,7 +167,7 @@ class engine {
   /// max and min of no elements are errors: of an empty array, or along a row of no columns
   /// (with no rows, an axis point has nothing to reduce).
   constexpr void reject_empty() const {
-    if constexpr (NC <= 1) {
+    if constexpr (NC <= 1 && !P::has_points_anywhere) {
       if (P::rejects_empty && ctx_.n == 0) throw std::domain_error("tad::max(e) / tad::min(e): e is an empty array");
     } else {
       static_for<NR>([&](auto S) {
@@ -612,15 +612,24 @@ class engine {
         }
       });
     }
+    constexpr bool cpoints = has_column_points<K, A, N>;  // as_column(sum(X, axis<1>)): sweeps per row
+    if constexpr (cpoints) column_point_invariants<K, A, N>();
     std::array<acc<B>, U> ab;  // NOLINT(cppcoreguidelines-pro-type-member-init): assigned below
     for (auto& a : ab) a = make_acc<B>();
     acc<T> at = make_acc<T>();
+    // The column points' sweeps' single elements (nothing without column points).
+    [[maybe_unused]] std::conditional_t<cpoints, acc<T>, char> pt{};
+    if constexpr (cpoints) pt = make_acc<T>();
     local l{e_, ctx_, {}, out_};
     l.ctx.n = rows * cols;  // what mean's rule reads in this loop
     for (std::size_t k = 0; k < NV; ++k) l.outs[k] = outs_[k];
     for (std::size_t r = 0; r < rows; ++r) {
       const std::size_t offset = r * cols;
       rebase_rows<N, 0>(l.e, e_, offset, r);
+      if constexpr (cpoints) {
+        column_point_sweeps<K, A, N, pass_kind::forward>(l, ab, pt, r);
+        l.ctx.n = rows * cols;
+      }
       if constexpr (columns) {
         set_columns<N, 0>(e_, r);
         compute_invariants<K, A, N>();
@@ -641,8 +650,100 @@ class engine {
       for (; j + W_ <= cols; j += W_) step<K, A, N>(l, ab[0], j);
       for (; j < cols; ++j) step<K, A, N>(l, at, j);
       if constexpr (columns && bwd) finish_row<K, A, N>(ab, at, r);
+      if constexpr (cpoints && bwd) column_point_sweeps<K, A, N, pass_kind::backward>(l, ab, pt, r, &at);
+    }
+    if constexpr (cpoints && K != pass_kind::store) {
+      static_for<NV>([&](auto k) {
+        if constexpr (!is_array_k<k.value>()) at.sk.var[k.value] += pt.sk.var[k.value];
+      });
     }
     if constexpr (K != pass_kind::store) finish<K, A, N>(ab, at);
+    if constexpr (cpoints && bwd) push_point_invariants<K, A, N>(ab, pt);
+  }
+
+  /// The loop invariants of the arguments of the column points whose sweeps the loop of pass K
+  /// over nest N runs: computed once, before the loop. (point_loop has the same code for its
+  /// points written out, as its own row mapping and push: as functions they moved g++ 12's code
+  /// for bench.rowlse's loop.)
+  template <pass_kind K, int A, std::size_t N>
+  void column_point_invariants() {
+    static_for<NR>([&](auto S) {
+      if constexpr (column_point_slot<S.value> && point_forward<K, A, N, S.value>()) {
+        auto eval_root = [&]<std::size_t SS, std::size_t R>(const auto& node) { ctx_.inv[R] = forward<T, SS>(node, ctx_, 0).v; };
+        auto per_point = [&]<std::size_t PS>(const auto& red) {
+          if constexpr (PS == S.value) visit_roots<PS, P::info[PS].root_base>(red.arg, eval_root);
+        };
+        visit_reductions<0>(e_, per_point);
+      }
+    });
+  }
+
+  /// Row r of the argument of column point S, whose sweeps run in the loop over nest N: its
+  /// leaves (when its nest is another one) and its matrix variables' gradients; returns its
+  /// columns, which mean's rule reads in the sweeps.
+  template <pass_kind K, int A, std::size_t N, std::size_t S>
+  TAD_INLINE std::size_t point_row(local& l, std::size_t r) {
+    constexpr std::size_t In = P::info[S].nest;
+    const std::size_t cols = cols_[In];
+    if constexpr (In != N) rebase_rows<In, 0>(l.e, e_, r * cols, r);
+    if constexpr (point_backward<K, A, N, S>()) {
+      static_for<NV>([&](auto k) TAD_INLINE_LAMBDA {
+        using X = std::tuple_element_t<k.value, typename W::types>;
+        if constexpr (X::is_array && leaf_rank<X>() == 2 && P::vars[S].test(k.value)) l.outs[k.value] = outs_[k.value] + r * cols;
+      });
+    }
+    l.ctx.n = cols;
+    return cols;
+  }
+
+  /// The sweeps of nest N's column points over row r (D forward: each point's value at that row,
+  /// into l.ctx and ctx_ for the row's code and loop invariants; D backward: each seeded with the
+  /// adjoint the row's code summed for it, in the sink (*at and ab) and, from the row's loop
+  /// invariants, in ctx_.adj).
+  template <pass_kind K, int A, std::size_t N, pass_kind D>
+  TAD_INLINE void column_point_sweeps(local& l, std::array<acc<B>, U>& ab, acc<T>& pt, std::size_t r,
+                                      acc<T>* at = nullptr) {
+    static_for<NR>([&](auto S) TAD_INLINE_LAMBDA {
+      constexpr std::size_t s = S.value;
+      if constexpr (column_point_slot<s> && D == pass_kind::forward && point_forward<K, A, N, s>()) {
+        const std::size_t cols = point_row<K, A, N, s>(l, r);
+        if constexpr (picks<s>) pick_sweep<pass_kind::forward, s>(l, pt, r);
+        else sweep<pass_kind::forward, s>(l, ab, pt, cols);
+        ctx_.val[s] = l.ctx.val[s];
+        ctx_.aux[s] = l.ctx.aux[s];
+      } else if constexpr (column_point_slot<s> && D == pass_kind::backward && point_backward<K, A, N, s>()) {
+        B sum = ab[0].sk.red[s];
+        for (std::size_t u = 1; u < U; ++u) sum = sum + ab[u].sk.red[s];
+        l.ctx.adj[s] = simd::hsum(sum) + at->sk.red[s] + ctx_.adj[s];
+        for (auto& a : ab) a.sk.red[s] = simd::splat<B>(0);
+        at->sk.red[s] = T(0);
+        ctx_.adj[s] = T(0);
+        const std::size_t cols = point_row<K, A, N, s>(l, r);
+        if constexpr (picks<s>) pick_sweep<pass_kind::backward, s>(l, pt, r);
+        else sweep<pass_kind::backward, s>(l, ab, pt, cols);
+      }
+    });
+  }
+
+  /// After the loop: the summed adjoints of the loop invariants of the arguments of the column
+  /// points whose sweeps it ran backward, propagated once.
+  template <pass_kind K, int A, std::size_t N>
+  void push_point_invariants(std::array<acc<B>, U>& ab, const acc<T>& pt) {
+    static_for<NR>([&](auto S) {
+      if constexpr (column_point_slot<S.value> && point_backward<K, A, N, S.value>()) {
+        auto push = [&]<std::size_t SS, std::size_t RR>(const auto& node) {
+          if constexpr (W::template reached<std::remove_cvref_t<decltype(node)>>) {
+            B s = ab[0].sk.inv[RR];
+            for (std::size_t u = 1; u < U; ++u) s = s + ab[u].sk.inv[RR];
+            backward_scalar<SS>(node, simd::hsum(s) + pt.sk.inv[RR]);
+          }
+        };
+        auto per_point = [&]<std::size_t PS>(const auto& red) {
+          if constexpr (PS == S.value) visit_roots<PS, P::info[PS].root_base>(red.arg, push);
+        };
+        visit_reductions<0>(e_, per_point);
+      }
+    });
   }
 
   /// The region that holds axis point S: the slot of the reduction whose argument it is in, or
@@ -666,6 +767,17 @@ class engine {
     if constexpr (!point_forward<K, A, N, S>() || point_parent<S> == NR) return false;
     else return P::info[S].wants && backward_here<K, A, N>(P::info[point_parent<S>]);
   }
+
+  /// Is slot S an axis point met by a matrix as a column (as_column(sum(X, axis<1>)))?
+  template <std::size_t S>
+  static constexpr bool column_point_slot = props<slot_node_t<E, S>>::is_column_point;
+  /// Does the loop of pass K, level or depth A, over row nest N run the sweeps of a column point?
+  template <pass_kind K, int A, std::size_t N>
+  static constexpr bool has_column_points = [] {
+    bool any = false;
+    static_for<NR>([&](auto S) { any = any || (column_point_slot<S.value> && point_forward<K, A, N, S.value>()); });
+    return any;
+  }();
 
   /// One element (V: a batch or one T) of the argument of axis point S at column j of the
   /// current row: accumulated (K forward) or differentiated with the row's adjoint (K backward),

@@ -125,6 +125,7 @@ constexpr void list_points(leaf_entry* out, std::size_t leaves, std::size_t regi
       p.region = region;
       p.is_array = true;
       p.point = true;
+      p.column = props<E>::is_column_point;  // as_column(sum(X, axis<1>)): a column of its parent
       p.rank = 1;
     }
   }
@@ -167,6 +168,7 @@ struct extents {
     std::array<bool, entries> nest_rows{};         // per nest: a row nest (a vector broadcast across rows, a column, a point's argument)
     std::array<bool, entries> nest_columns{};      // per nest: it holds a column (as_column): per-row values
     std::array<bool, entries> nest_points{};       // per nest: a region of it holds an axis point
+    std::array<bool, entries> nest_column_points{};  // per nest: ... a column point (as_column(sum(X, axis<1>)))
     std::array<bool, entries> column{};            // per leaf: a column
     std::array<bool, 2 * entries> class_column{};  // per axis class: a column's axis is in it
     std::array<bool, 2 * entries> class_point{};   // per axis class: an axis point's axis is in it
@@ -203,8 +205,10 @@ struct extents {
           if (last_axis(i) != no_class && last_axis(j) != no_class) unite(last_axis(i), last_axis(j));
           if (row_axis(i) != no_class && row_axis(j) != no_class) unite(row_axis(i), row_axis(j));
         }
-        // An axis point's one axis is its argument's rows (j = leaves + s, i in region s).
-        if (l[j].point && l[i].region == j - leaves && row_axis(i) != no_class) unite(last_axis(j), row_axis(i));
+        // An axis point's one axis is its argument's rows (j = leaves + s, i in region s); a
+        // column point's is its row axis.
+        if (l[j].point && l[i].region == j - leaves && row_axis(i) != no_class)
+          unite(l[j].column ? row_axis(j) : last_axis(j), row_axis(i));
         if (!l[i].name.empty() && l[i].name == l[j].name) {
           unite(2 * i + 1, 2 * j + 1);
           if (l[i].rank == 2 && l[j].rank == 2) unite(2 * i, 2 * j);
@@ -223,7 +227,8 @@ struct extents {
     // A region's row class (the rows of its matrices), last class, and whether it holds a
     // vector (a row) or a column.
     std::array<std::size_t, top + 1> region_row{}, region_col{};
-    std::array<bool, top + 1> region_vector{}, region_matrix{}, region_column{}, region_strided{}, region_point{};
+    std::array<bool, top + 1> region_vector{}, region_matrix{}, region_column{}, region_strided{}, region_point{},
+        region_column_point{};
     for (auto& c : region_row) c = no_class;
     for (auto& c : region_col) c = no_class;
     std::size_t arrays = 0;
@@ -238,7 +243,8 @@ struct extents {
       if (last_axis(i) != no_class) r.col[i] = region_col[g] = class_of(last_axis(i));
       if (l[i].strided) region_strided[g] = true;
       if (l[i].column) r.class_column[r.row[i]] = true;
-      if (l[i].point) r.class_point[r.col[i]] = true, region_point[g] = true;
+      if (l[i].point && !l[i].column) r.class_point[r.col[i]] = true, region_point[g] = true;
+      if (l[i].point && l[i].column) region_column_point[g] = true;
       if (l[i].column) region_column[g] = true;
       else if (l[i].rank == 2) region_row[g] = r.row[i], region_matrix[g] = true;
       else region_vector[g] = true;
@@ -263,6 +269,7 @@ struct extents {
         if (g < top && l[leaves + g].point) r.nest_rows[n] = true;  // a point's sweeps run per row
         if (region_column[g]) r.nest_columns[n] = true;
         if (region_point[g]) r.nest_points[n] = true;
+        if (region_column_point[g]) r.nest_column_points[n] = true;
       }
       r.nest_of[i] = r.region[g];
     }
@@ -425,8 +432,9 @@ constexpr extent_array<E> bind_extents(const E& e) {
   static_assert(!extent_info::t.point_with_matrix,
                 "tad: a reduction along an axis (tad::sum(e, tad::axis<1>)) is combined elementwise with a "
                 "matrix; its result is one value per row, a vector, and a vector combined with a matrix "
-                "would be one of its rows: not supported yet. Reduce it (tad::sum, tad::mean) or combine it "
-                "with vectors");
+                "would be one of its rows: not supported yet. For one value per row of the matrix, make it a "
+                "column: X - tad::as_column(tad::max(X, tad::axis<1>)) (NumPy's keepdims=True); or reduce it "
+                "(tad::sum, tad::mean), or combine it with vectors");
   static_assert(!extent_info::t.column_without_matrix,
                 "tad: a column (tad::as_column) is combined with no matrix: a column is one value per row "
                 "of the matrix it is combined with elementwise (X * as_column(c)); alone, or with vectors "

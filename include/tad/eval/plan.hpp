@@ -324,6 +324,11 @@ struct plan {
   static constexpr bool has_columns = extents<E>::has_columns;
   /// Does E hold an axis point (sum(X, axis<1>))?
   static constexpr bool has_points = extents<E>::has_points;
+  /// ... or a column point (as_column(sum(X, axis<1>))), which may share its argument's nest?
+  static constexpr bool has_points_anywhere = [] {
+    for (const auto& r : info) if (r.point) return true;
+    return false;
+  }();
   /// Not with columns: a column variable's gradient and a column's loop invariants are
   /// per row, which the scaled pass would have to stash per row (decisions.md 25); not with axis
   /// points either (their per-row adjoints would be stashed likewise).

@@ -220,7 +220,7 @@ template <class E>
 constexpr std::size_t first_array_length(const E& e) {
   if constexpr (is_leaf_v<E>) {
     if constexpr (E::is_array) return e.size; else return 0;
-  } else if constexpr (props<E>::is_point) {
+  } else if constexpr (props<E>::is_point && !props<E>::is_column_point) {
     return first_matrix_rows(e.arg);  // one element per row
   } else if constexpr (props<E>::is_reduction) {
     return 0;
@@ -383,9 +383,12 @@ namespace detail {
 /// To the engine it is a reduction node (a slot whose value the context holds, its adjoint summed
 /// in the sink) whose sweeps over a row run inside the loop over its parent's rows
 /// (engine::point_loop); to its parent it is a vector over the rows (props::is_point).
-template <class Op, int Axis>
+template <class Op, int Axis, bool Column = false>
 struct axis_op : Op {
+  using axis_base = Op;
   static constexpr bool is_point = true;
+  /// Met by a matrix as a column (`as_column(sum(X, axis<1>))`, engine::row_loop).
+  static constexpr bool is_column_point = Column;
   static constexpr int axis = Axis;
   /// Set by the engine in its copy of the expression: the values of a block of SIMD-width rows
   /// (one T per row), which the parent's code reads as one batch (engine::point_loop).
@@ -470,6 +473,41 @@ TAD_AXIS_REDUCTION_FUNCTION(norm, detail::make<detail::axis_op<norm_op, K>>(e))
 TAD_AXIS_REDUCTION_FUNCTION(logsumexp, detail::make<detail::axis_op<detail::logsumexp_op, K>>(e))
 /// Sum of squares of each row: `sum(square(e), axis<1>)` (its own diagnostics, naming squared_norm).
 TAD_AXIS_REDUCTION_FUNCTION(squared_norm, sum(square(e), axis<K>))
+
+namespace detail {
+/// A reduction along an axis not yet made a column.
+template <class V>
+concept vector_point = requires { typename V::op_type; } && op_is_point<typename V::op_type>() &&
+                       !op_is_column_point<typename V::op_type>();
+template <class Op>
+struct column_point_of;
+template <class Op, int Axis>
+struct column_point_of<axis_op<Op, Axis, false>> {
+  using type = axis_op<Op, Axis, true>;
+};
+}  // namespace detail
+
+/// `as_column(p)` of a reduction along the rows (`sum(X, axis<1>)`, `logsumexp(X, axis<1>)`,
+/// `pick(X, labels)`, ...): its value at row r is met by every element of row r of the matrix it
+/// is combined with (NumPy's `keepdims=True`, `p[:, None]`): `X - as_column(max(X, axis<1>))`.
+/// The point's sweeps over a row run in the loop over that row, just before the row's own code
+/// (engine::row_loop), so the row is read from memory once per pass; its gradient is the
+/// point's, with the row's summed adjoint. doc/shapes.md, "Columns of reductions".
+template <detail::vector_point V>
+constexpr auto as_column(const V& p) noexcept {
+  using Op = typename detail::column_point_of<typename V::op_type>::type;
+  Op op{};
+  static_cast<typename V::op_type::axis_base&>(op) = static_cast<const typename V::op_type::axis_base&>(p.op);
+  return node<Op, std::remove_cvref_t<decltype(p.arg)>>{p.arg, op};
+}
+
+/// `softmax(e, axis<1>)`: the softmax of each row of the matrix expression e,
+/// `exp(e - as_column(logsumexp(e, axis<1>)))` (PyTorch's `softmax(e, dim=1)`); its gradient
+/// is `s * (dy - sum(dy * s, axis<1>))` per row. e appears twice, so an expression (not a leaf)
+/// is computed twice per element; a row of -inf gives NaN (as PyTorch's does).
+TAD_AXIS_REDUCTION_FUNCTION(softmax, exp(e - as_column(logsumexp(e, axis<K>))))
+/// `log_softmax(e, axis<1>)`: `e - as_column(logsumexp(e, axis<1>))`, each row's log-probabilities.
+TAD_AXIS_REDUCTION_FUNCTION(log_softmax, e - as_column(logsumexp(e, axis<K>)))
 
 #undef TAD_AXIS_REDUCTION_FUNCTION
 
