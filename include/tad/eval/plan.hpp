@@ -426,12 +426,17 @@ struct plan {
   /// Does the loop over nest n of the backward pass at depth d store the k-th variable's
   /// gradient (the first write of every element) rather than add to it? (An axis point's sweeps
   /// add: a row of its argument's matrix variable may be written by several sweeps of one row.)
+  /// In a row nest with column points (as_column(sum(X, axis<1>))), the row's own code runs
+  /// before the points' backward sweeps of that row, so when it writes the variable's row it
+  /// writes first and may store (the sweeps add).
   static constexpr bool stores(int d, std::size_t k, std::size_t n) {
-    return first_touch(k) == d && first_touch_nest(k) == n && !row_in(k, n) && !point_writes(d, k, n);
+    return first_touch(k) == d && first_touch_nest(k) == n && !row_in(k, n) &&
+           (!point_writes(d, k, n) || (!extents<E>::t.nest_points[n] && touches_own(d, k, n)));
   }
   /// ... or must it zero the gradient before it adds to it (a row's first write)?
   static constexpr bool zero_fills(int d, std::size_t k, std::size_t n) {
-    return first_touch(k) == d && first_touch_nest(k) == n && (row_in(k, n) || point_writes(d, k, n));
+    return first_touch(k) == d && first_touch_nest(k) == n && (row_in(k, n) || point_writes(d, k, n)) &&
+           !stores(d, k, n);
   }
   static constexpr bool rejects_empty = [] {
     for (const auto& r : info) if (r.rejects_empty) return true;
