@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -401,6 +402,72 @@ BOOST_AUTO_TEST_CASE(passes_print_errors_and_no_allocation) {
   BOOST_TEST(std::isnan(Sz(0, 0)));
   BOOST_TEST(Sz(1, 0) == 0.25, boost::test_tools::tolerance(1e-15));
   BOOST_TEST(Sz(1, 1) == 0.75, boost::test_tools::tolerance(1e-15));
+}
+
+BOOST_AUTO_TEST_CASE(modifiers_on_a_column_point) {
+  // A column point is one value per row, so a modifier on it acts per row: clip_gradient clips
+  // each row's summed adjoint; stop_gradient removes its path (the stable-softmax shift).
+  const std::size_t R = 5, C = 7;
+  std::vector<double> xs(R * C), gs(R * C);
+  for (std::size_t i = 0; i < xs.size(); ++i) xs[i] = std::sin(1.7 * double(i) + 0.3), gs[i] = std::cos(0.9 * double(i));
+  auto G = tad::constant(gs.data(), R, C);
+  auto X = tad::var<"X">(xs.data(), R, C);
+  const auto shifted = tad::sum(G * tad::exp(X - tad::stop_gradient(tad::as_column(tad::max(X, tad::axis<1>)))));
+  const auto clipped = tad::sum(G * X * tad::clip_gradient(tad::as_column(tad::sum(X, tad::axis<1>)), -0.5, 0.5));
+  const auto product = tad::custom_gradient([](auto a, auto b) { return a * b; },
+                                            [](auto dy, auto a, auto b, auto) { return tad::adjoints{dy * b, 2.0 * dy * a}; });
+  const auto ruled = tad::sum(G * product(X, tad::as_column(tad::sum(X, tad::axis<1>))));
+  const auto [v1, g1] = tad::grad(shifted, X);
+  const auto [v2, g2] = tad::grad(clipped, X);
+  const auto [v3, g3] = tad::grad(ruled, X);
+  std::size_t clipped_rows = 0;
+  for (std::size_t r = 0; r < R; ++r) {
+    double m = -1e300, c = 0, a = 0;
+    for (std::size_t j = 0; j < C; ++j) m = std::max(m, xs[r * C + j]), c += xs[r * C + j], a += gs[r * C + j] * xs[r * C + j];
+    // The row's adjoint of the column sum(X, axis<1>) is a = sum_j G X; clipped to [-0.5, 0.5]
+    // before it reaches every element of the row. The custom rule doubles it instead.
+    const double ac = std::clamp(a, -0.5, 0.5);
+    clipped_rows += ac != a ? 1 : 0;
+    for (std::size_t j = 0; j < C; ++j) {
+      const double gij = gs[r * C + j];
+      BOOST_TEST(g1(r, j) == gij * std::exp(xs[r * C + j] - m), boost::test_tools::tolerance(1e-14));
+      BOOST_TEST(g2(r, j) == gij * c + ac, boost::test_tools::tolerance(1e-13));
+      BOOST_TEST(g3(r, j) == gij * c + 2.0 * a, boost::test_tools::tolerance(1e-13));
+    }
+  }
+  BOOST_TEST(clipped_rows > 0u);  // the data reach the clip
+  BOOST_TEST(std::isfinite(v1 + v2 + v3));
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(softmax_of_a_vector, T, reals) {
+  // softmax(x) and log_softmax(x) of a vector: one distribution over its elements. The loss
+  // sum(c * softmax(x)) + sum(h * log_softmax(x)) against a long-double loop and its central
+  // differences at the lengths around the SIMD widths, unaligned.
+  for (std::size_t n : tad_test::lengths) {
+    if (n == 0) continue;  // logsumexp of nothing is -inf: no distribution (test/eval for logsumexp)
+    buffer<T> xb(n, 1);
+    tad_test::fill_uniform(xb, -3, 3, static_cast<unsigned>(n) + 5);
+    std::vector<T> ct(n), ht(n);
+    for (std::size_t i = 0; i < n; ++i) ct[i] = T(std::cos(0.4 * double(i))), ht[i] = T(0.5 + 0.4 * std::sin(double(i)));
+    auto x = tad::var<"x">(std::span<T>(xb.data(), n));
+    const auto L = tad::sum(tad::constant(ct) * tad::softmax(x)) + tad::sum(tad::constant(ht) * tad::log_softmax(x));
+    const auto [v, g] = tad::grad(L, x);
+    auto ref = [&](const std::vector<ld>& xl) {
+      const ld m = lse(xl);
+      ld total = 0;
+      for (std::size_t i = 0; i < n; ++i) total += ld(ct[i]) * std::exp(xl[i] - m) + ld(ht[i]) * (xl[i] - m);
+      return total;
+    };
+    std::vector<ld> xl(xb.begin(), xb.end());
+    const double tol = tad_test::grad_tol<T>();
+    BOOST_TEST(agree(double(v), double(ref(xl)), tol * std::max(1.0, double(n) / 10)), "value at n = " << n);
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < n; i += std::max<std::size_t>(1, n / 50)) {
+      const double d = central_ld([&](ld t) { auto xp = xl; xp[i] = t; return ref(xp); }, xl[i]);
+      if (!agree(double(g[i]), d, tol * std::max(1.0, std::abs(d)))) ++bad;
+    }
+    BOOST_TEST(bad == 0u, "softmax of a vector at n = " << n << ": " << bad << " derivatives differ");
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -511,6 +511,49 @@ TAD_AXIS_REDUCTION_FUNCTION(log_softmax, e - as_column(logsumexp(e, axis<K>)))
 
 #undef TAD_AXIS_REDUCTION_FUNCTION
 
+namespace detail {
+/// Why softmax(e) / log_softmax(e) without an axis rejects e (0: it does not).
+template <class E>
+constexpr int softmax_problem() {
+  if constexpr (poisoned_v<E>) return 0;
+  else if constexpr (!expression<E>) return 1;
+  else if constexpr (props<E>::rank != 1) return 2;
+  else return 0;
+}
+}  // namespace detail
+
+/// `softmax(e)` of a vector expression: `exp(e - logsumexp(e))`, one distribution over its
+/// elements (of a matrix, along each row: `softmax(e, axis<1>)`).
+template <class E>
+constexpr auto softmax(const E& e) {
+  constexpr int problem = detail::softmax_problem<E>();
+  if constexpr (detail::poisoned_v<E>) {
+    return detail::invalid_expression{};
+  } else if constexpr (problem != 0) {
+    static_assert(problem != 1, "tad::softmax(e): e must be a tad expression");
+    static_assert(problem != 2, "tad::softmax(e): e must be a vector expression (one distribution over its "
+                                "elements); of a matrix, along each row: tad::softmax(e, tad::axis<1>)");
+    return detail::invalid_expression{};
+  } else {
+    return exp(e - logsumexp(e));
+  }
+}
+/// `log_softmax(e)` of a vector expression: `e - logsumexp(e)`.
+template <class E>
+constexpr auto log_softmax(const E& e) {
+  constexpr int problem = detail::softmax_problem<E>();
+  if constexpr (detail::poisoned_v<E>) {
+    return detail::invalid_expression{};
+  } else if constexpr (problem != 0) {
+    static_assert(problem != 1, "tad::log_softmax(e): e must be a tad expression");
+    static_assert(problem != 2, "tad::log_softmax(e): e must be a vector expression (one distribution over "
+                                "its elements); of a matrix, along each row: tad::log_softmax(e, tad::axis<1>)");
+    return detail::invalid_expression{};
+  } else {
+    return e - logsumexp(e);
+  }
+}
+
 /// Sum of squares.
 template <class E> constexpr auto squared_norm(const E& e) { return sum(square(e)); }
 /// Inner product `sum(a * b)`.
