@@ -16,8 +16,9 @@ and the schedule is one fused loop at every size. Each TU checks with static_ass
 
 It also writes the baselines: include_tad.cpp (only <tad/tad.hpp>), include_xsimd.cpp (only
 <xsimd/xsimd.hpp>), include_hana.cpp (only <boost/hana/map.hpp>) and include_std.cpp (the
-standard headers tad includes, nothing else), and five models with shapes (MODELS:
-model_affine.cpp, model_rows.cpp, model_penalties.cpp, model_logreg.cpp, model_rowce.cpp), whose
+standard headers tad includes, nothing else), and six models with shapes (MODELS:
+model_affine.cpp, model_rows.cpp, model_penalties.cpp, model_logreg.cpp, model_rowce.cpp,
+model_softmax.cpp), whose
 extents are run-time values.
 """
 
@@ -202,6 +203,19 @@ double model_rowce(const double* zs, std::span<const int> labels, std::size_t ro
   auto Z = tad::var<"Z">(zs, rows, cols);
   auto b = tad::var<"b">(bs);
   auto loss = tad::mean(tad::softmax_cross_entropy(Z + b, labels));
+  return tad::grad_into(loss, tad::wrt(Z, std::span<double>(gz, rows * cols)), tad::wrt(b, gb));
+}
+""",
+    # examples/shapes.cpp's Brier score: softmax along axis 1 as a matrix expression (a column
+    # point per row) of scores plus a per-class bias, against soft labels.
+    "model_softmax.cpp": MODEL_HEAD + """
+double model_softmax(const double* zs, const double* ps, std::size_t rows, std::size_t cols,
+                     std::span<const double> bs, double* gz, std::span<double> gb) {
+  auto Z = tad::var<"Z">(zs, rows, cols);
+  auto P = tad::constant(ps, rows, cols);
+  auto b = tad::var<"b">(bs);
+  auto loss = tad::mean(tad::square(tad::softmax(Z + b, tad::axis<1>) - P));
+  static_assert(tad::passes_v<decltype(loss), decltype(Z), decltype(b)> == 1);
   return tad::grad_into(loss, tad::wrt(Z, std::span<double>(gz, rows * cols)), tad::wrt(b, gb));
 }
 """,
