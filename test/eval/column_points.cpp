@@ -402,6 +402,21 @@ BOOST_AUTO_TEST_CASE(passes_print_errors_and_no_allocation) {
   BOOST_TEST(std::isnan(Sz(0, 0)));
   BOOST_TEST(Sz(1, 0) == 0.25, boost::test_tools::tolerance(1e-15));
   BOOST_TEST(Sz(1, 1) == 0.75, boost::test_tools::tolerance(1e-15));
+  // semantics.md's rows: [-inf, 0] is [0, 1] with gradient 0 (s_j (c_j - sum(c s)) is 0 at
+  // both); a +inf is NaN there and 0 at the finite element.
+  std::vector<double> lo{-inf, 0.0}, hi{0.0, inf};
+  const std::vector<double> c{0.3, 0.7};
+  auto xlo = tad::var<"x">(lo);
+  const std::vector<double> slo = tad::value(tad::softmax(xlo));
+  BOOST_TEST(slo[0] == 0.0);
+  BOOST_TEST(slo[1] == 1.0);
+  const auto [vlo, glo] = tad::grad(tad::sum(tad::constant(c) * tad::softmax(xlo)), xlo);
+  BOOST_TEST(vlo == 0.7);
+  BOOST_TEST(glo[0] == 0.0);
+  BOOST_TEST(glo[1] == 0.0);
+  const std::vector<double> shi = tad::value(tad::softmax(tad::var<"x">(hi)));
+  BOOST_TEST(shi[0] == 0.0);
+  BOOST_TEST(std::isnan(shi[1]));
 }
 
 BOOST_AUTO_TEST_CASE(modifiers_on_a_column_point) {
