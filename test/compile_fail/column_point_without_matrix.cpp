@@ -9,7 +9,7 @@ int main() {
   tad::matrix<double> xs(3, 3, 0.5);
   std::vector<double> ys{1, 2, 3};
   auto X = tad::var<"X">(xs);
-  auto y = tad::constant(ys);
+  [[maybe_unused]] auto y = tad::constant(ys);  // used by the failing form only
 #ifdef TAD_SHOULD_FAIL
   auto e = tad::sum(y - tad::as_column(tad::sum(X, tad::axis<1>)));
 #else
