@@ -224,6 +224,69 @@ BOOST_AUTO_TEST_CASE(shapes_that_do_not_broadcast_are_an_error_before_writing) {
                                4, 5);
 }
 
+// NumPy broadcasts an extent 1 at run time; tad does not (decisions.md 24): the error says so
+// and how to write it, and the form it names gives NumPy's result.
+BOOST_AUTO_TEST_CASE(a_length_one_axis_is_an_error_that_says_how_to_write_it) {
+  std::vector<double> xs{1, 2, 3}, a1{2.0}, ms(12, 1.0), r4(4, 1.0), c3(3, 1.0);
+  auto x = tad::var<"x">(xs);
+  auto a = tad::var<"a">(a1);
+  std::vector<double> gx(3, 7.0), ga(1, 7.0);
+  tad_test::expect_shape_error([&] { (void)tad::grad_into(tad::sum(x * a), tad::wrt(x, gx), tad::wrt(a, ga)); },
+                               "tad: arrays combined elementwise differ in length: variable 'x' has length 3, "
+                               "variable 'a' has length 1 (an array of length 1 is not broadcast: pass its element "
+                               "as a scalar, tad::var<\"a\">(a[0]) or tad::constant(a[0]))",
+                               3, 1);
+  BOOST_TEST(gx == std::vector<double>(3, 7.0));
+  BOOST_TEST(ga == std::vector<double>(1, 7.0));
+  // The form the message names: sum(x * a) = 2 * (1 + 2 + 3), d/da = 1 + 2 + 3, d/dx = a.
+  auto as = tad::var<"a">(a1[0]);
+  const auto [v, dx, da] = tad::grad(tad::sum(x * as), x, as);
+  BOOST_TEST(v == 12.0);
+  BOOST_TEST(da == 6.0);
+  BOOST_TEST(dx == std::vector<double>(3, 2.0));
+  // The constant first: it is named by its position.
+  tad_test::expect_shape_error([&] { (void)tad::value(tad::sum(tad::constant(a1) + x)); },
+                               "tad: arrays combined elementwise differ in length: a constant array (array 1 from "
+                               "the left) has length 1, variable 'x' has length 3 (an array of length 1 is not "
+                               "broadcast: pass its element as a scalar, tad::var<\"a\">(a[0]) or tad::constant(a[0]))",
+                               1, 3);
+  // A vector of length 1 against a matrix's 4 columns.
+  auto X = tad::var<"X">(ms.data(), 3, 4);
+  tad_test::expect_shape_error([&] { (void)tad::value(tad::sum(X + a)); },
+                               "tad: shapes do not broadcast: variable 'X' has shape 3 x 4, variable 'a' has length 1 "
+                               "(a vector combined with a matrix is one row, repeated for every row: its length must "
+                               "be the number of columns; a vector of length 1 is not broadcast: pass its element as "
+                               "a scalar, tad::var<\"a\">(a[0]) or tad::constant(a[0]))",
+                               4, 1);
+  // Matrices with one row or one column: a row is a vector, a column is as_column(v).
+  auto R = tad::var<"R">(r4.data(), 1, 4);
+  tad_test::expect_shape_error([&] { (void)tad::value(tad::sum(X * R)); },
+                               "tad: matrices combined elementwise differ in shape: variable 'X' has shape 3 x 4, "
+                               "variable 'R' has shape 1 x 4 (an axis of length 1 is not broadcast: a 1 x n matrix is "
+                               "written as a vector of length n, a row; an n x 1 one as tad::as_column(v) of a vector "
+                               "of length n)",
+                               3, 1);
+  auto C = tad::var<"C">(c3.data(), 3, 1);
+  tad_test::expect_shape_error([&] { (void)tad::value(tad::sum(X - C)); },
+                               "tad: matrices combined elementwise differ in shape: variable 'X' has shape 3 x 4, "
+                               "variable 'C' has shape 3 x 1 (an axis of length 1 is not broadcast: a 1 x n matrix is "
+                               "written as a vector of length n, a row; an n x 1 one as tad::as_column(v) of a vector "
+                               "of length n)",
+                               4, 1);
+  // The forms it names: X * r (r the row's 4 elements) and X - as_column(c); with all ones,
+  // sums of 12 ones and of 12 zeros.
+  auto r = tad::var<"r">(r4);
+  auto c = tad::var<"c">(c3);
+  BOOST_TEST(tad::value(tad::sum(X * r)) == 12.0);
+  BOOST_TEST(tad::value(tad::sum(X - tad::as_column(c))) == 0.0);
+  // Lengths that differ with neither being 1 keep the plain message.
+  std::vector<double> b2{1, 2};
+  tad_test::expect_shape_error([&] { (void)tad::value(tad::sum(x * tad::var<"b">(b2))); },
+                               "tad: arrays combined elementwise differ in length: variable 'x' has length 3, "
+                               "variable 'b' has length 2",
+                               3, 2);
+}
+
 BOOST_AUTO_TEST_CASE(grad_into_overwrites_the_buffers_every_call) {
   // The vector's gradient is summed in place over the rows: the first loop that writes it zeroes
   // it first. Buffers start at 7 (not zero, as grad's are) and the call repeats on them; the row

@@ -300,11 +300,18 @@ struct extent_array {
   constexpr std::size_t operator[](std::size_t n) const { return len[n]; }
 };
 
+/// What a shape error adds when an extent 1 meets a longer one: tad does not broadcast a run-time
+/// length 1 (decisions.md 24), and the message says how to write it.
+inline constexpr const char* unit_hint =
+    " (an array of length 1 is not broadcast: pass its element as a scalar, tad::var<\"a\">(a[0]) or "
+    "tad::constant(a[0]))";
+
 /// The error of bind_extents, out of line: the string building stays out of the callers.
 [[noreturn]] [[gnu::cold]] [[gnu::noinline]] inline void throw_length_mismatch(const std::string& first, std::size_t n,
                                                                          const std::string& other, std::size_t m) {
   throw shape_error::with_message("tad: arrays combined elementwise differ in length: " + first + " has length " +
-                                      std::to_string(n) + ", " + other + " has length " + std::to_string(m),
+                                      std::to_string(n) + ", " + other + " has length " + std::to_string(m) +
+                                      (n == 1 || m == 1 ? unit_hint : ""),
                                   n, m);
 }
 
@@ -318,8 +325,14 @@ inline std::string shape_string(std::size_t rows, std::size_t cols) {
 [[noreturn]] [[gnu::cold]] [[gnu::noinline]] inline void throw_shape_mismatch(const std::string& first, std::size_t r0,
                                                                         std::size_t c0, const std::string& other,
                                                                         std::size_t r1, std::size_t c1) {
+  // NumPy would broadcast an axis of length 1; tad says how to write it (decisions.md 24).
+  const bool one_row = (r0 == 1) != (r1 == 1), one_col = (c0 == 1) != (c1 == 1);
+  const char* unit = one_row || one_col ? " (an axis of length 1 is not broadcast: a 1 x n matrix is written as a "
+                                          "vector of length n, a row; an n x 1 one as tad::as_column(v) of a vector "
+                                          "of length n)"
+                                        : "";
   throw shape_error::with_message("tad: matrices combined elementwise differ in shape: " + first + " has shape " +
-                                      shape_string(r0, c0) + ", " + other + " has shape " + shape_string(r1, c1),
+                                      shape_string(r0, c0) + ", " + other + " has shape " + shape_string(r1, c1) + unit,
                                   r0 != r1 ? r0 : c0, r0 != r1 ? r1 : c1);
 }
 
@@ -333,7 +346,10 @@ inline std::string shape_string(std::size_t rows, std::size_t cols) {
   const std::string v = vector + " has length " + std::to_string(n);
   // A vector as long as the rows was most likely meant as a column (NumPy's x[:, None]).
   const std::string column_hint =
-      n == rows && n != cols ? "; a vector as long as the rows is a column as tad::as_column(v)" : "";
+      n == rows && n != cols ? "; a vector as long as the rows is a column as tad::as_column(v)"
+      : n == 1               ? "; a vector of length 1 is not broadcast: pass its element as a scalar, "
+                               "tad::var<\"a\">(a[0]) or tad::constant(a[0])"
+                             : "";
   throw shape_error::with_message("tad: shapes do not broadcast: " + (matrix_first ? m + ", " + v : v + ", " + m) +
                                       " (a vector combined with a matrix is one row, repeated for every row: its "
                                       "length must be the number of columns" +
