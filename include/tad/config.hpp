@@ -10,6 +10,14 @@
 #define TAD_UNROLL 2
 #endif
 
+/// The most bytes of one block of rows of an axis point's argument (SIMD-width rows) that a
+/// backward pass sweeps as a block (engine::point_loop): a block is swept forward, then
+/// backward, and must stay in L1 in between (with the gradient rows it writes). Longer rows
+/// run one at a time.
+#ifndef TAD_POINT_BLOCK_BYTES
+#define TAD_POINT_BLOCK_BYTES 16384
+#endif
+
 /// Forces inlining of the per-element code, so that each loop body is one function whose
 /// accumulators and loop invariants live in registers.
 #if defined(__GNUC__) || defined(__clang__)

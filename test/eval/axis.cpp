@@ -323,9 +323,9 @@ BOOST_AUTO_TEST_CASE(max_and_min_share_the_gradient_among_ties_per_row) {
 }
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(rows_longer_than_l1, T, reals) {
-  // 9 rows of 6,000 elements (24 or 48 KB each: a block of W rows is far beyond L1): every row
-  // is swept in place, as short ones are (no separate path), and the results are the closed
-  // forms. logsumexp(X, axis<1>) weighted per row: value sum_r v_r lse(x_r), gradient
+  // 9 rows of 6,000 elements (24 or 48 KB each: a block of W rows is far beyond L1, so the
+  // backward pass runs them one at a time, TAD_POINT_BLOCK_BYTES), and the results are the
+  // closed forms. logsumexp(X, axis<1>) weighted per row: value sum_r v_r lse(x_r), gradient
   // v_r softmax(x_r); the logistic regression's gradient X^T (sigmoid(X w) - y) / N.
   const shape s{9, 6000};
   lr_data<T> d(s, s.cols + 1, 3);
@@ -356,6 +356,149 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(rows_longer_than_l1, T, reals) {
   const auto [lr_value, gw] = tad::grad(tad::mean(tad::softplus(z) - y * z), w);
   BOOST_TEST(tad_test::close(double(lr_value), v, tad_test::grad_tol<T>()));
   expect_close(gw, want_w, "logistic regression over long rows", s);
+}
+
+namespace {
+/// sum(c * sin(lse(x_r))) over the rows of X (ld per row) in double, and (if g) its gradient
+/// c_r cos(lse_r) softmax(x_r), plus `self` X (the gradient of a 0.5 squared_norm(X) beside it).
+template <class T, class C>
+double weighted_sin_lse(const T* X, std::size_t ld, const std::vector<C>& c, shape s, std::vector<double>* g,
+                        double self = 0) {
+  double L = 0;
+  if (g) g->assign(s.rows * s.cols, 0.0);
+  for (std::size_t r = 0; r < s.rows; ++r) {
+    const T* x = X + r * ld;
+    double m = -std::numeric_limits<double>::infinity(), sum = 0;
+    for (std::size_t j = 0; j < s.cols; ++j) m = std::max(m, double(x[j]));
+    for (std::size_t j = 0; j < s.cols; ++j) sum += std::exp(double(x[j]) - m);
+    const double lse = m + std::log(sum);
+    L += double(c[r]) * std::sin(lse);
+    for (std::size_t j = 0; j < s.cols && g; ++j)
+      (*g)[r * s.cols + j] = double(c[r]) * std::cos(lse) * std::exp(double(x[j]) - lse) + self * double(x[j]);
+  }
+  return L;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(logsumexp_of_a_matrix_variable_keeps_its_terms_in_the_gradient, T, reals) {
+  // logsumexp(X, axis<1>) of X itself, X's only use: the forward sweep of a row stores
+  // exp(x - shift) in X's gradient row and the backward sweep scales it (plan::stash_var), so the
+  // buffer is not zeroed first: it is filled with NaN here, and any element not written, or
+  // added to, would show. Value and gradient against sum(c sin(lse)) and c cos(lse) softmax in
+  // double, at the shapes (unaligned, dense and strided rows, rows longer than a block:
+  // TAD_POINT_BLOCK_BYTES), a few elements against central differences; beside it the forms
+  // that must not keep terms (X used twice, the point under stop_gradient) and two passes
+  // (the square of a sum of points: the backward pass sweeps again and keeps them).
+  std::vector<shape> all = shapes;
+  all.push_back({5, 700});
+  for (const shape& s : all) {
+    if (s.cols == 0) continue;  // lse of no elements is -inf: rows_without_elements_and_special_values
+    for (const std::size_t ld : {s.cols, s.cols + 3}) {
+      const unsigned seed = static_cast<unsigned>(s.rows * 13 + s.cols + ld);
+      buffer<T> Xb(s.rows * ld + 1, 1);
+      tad_test::fill_uniform(Xb, -4, 4, seed);
+      std::vector<T> c(s.rows);
+      for (std::size_t r = 0; r < s.rows; ++r) c[r] = T(std::cos(0.3 * double(r) + 0.5));
+      auto X = tad::var<"X">(Xb.data(), s.rows, s.cols, ld);
+      const auto L = tad::sum(tad::constant(c) * tad::sin(tad::logsumexp(X, tad::axis<1>)));
+      using P = tad::detail::plan<std::remove_cvref_t<decltype(L)>, tad::detail::wrt_list<decltype(X)>>;
+      static_assert(P::stash_var[0] == 0 && P::passes == 1);
+      std::vector<double> want;
+      const double want_value = weighted_sin_lse(Xb.data(), ld, c, s, &want);
+      buffer<T> gX(s.rows * s.cols, 1);
+      std::fill(gX.begin(), gX.end(), std::numeric_limits<T>::quiet_NaN());
+      const T value = tad::grad_into(L, tad::wrt(X, std::span<T>(gX.data(), gX.size())));
+      BOOST_TEST(tad_test::close(double(value), want_value, tad_test::grad_tol<T>() * std::max(1.0, double(s.rows))));
+      expect_close(std::vector<T>(gX.begin(), gX.end()), want, "sum(c sin(logsumexp(X, axis<1>)))", s);
+      for (std::size_t i = 0; i < s.rows * s.cols; i += std::max<std::size_t>(1, s.rows * s.cols / 4)) {
+        const std::size_t at = (i / s.cols) * ld + i % s.cols;
+        std::vector<double> Xd(Xb.begin(), Xb.end());
+        const double d = tad_test::central(
+            [&](double t) {
+              Xd[at] = t;
+              return weighted_sin_lse(Xd.data(), ld, c, s, nullptr);
+            },
+            double(Xb[at]));
+        BOOST_TEST(std::abs(d - want[i]) <= 1e-5 * std::max(1.0, std::abs(d)), "analytic dL/dX[" << i << "]");
+      }
+      // X also in a penalty: its gradient gets two writers, so the point adds to a zeroed buffer.
+      const auto L2 = L + 0.5 * tad::squared_norm(X);
+      static_assert(tad::detail::plan<std::remove_cvref_t<decltype(L2)>, tad::detail::wrt_list<decltype(X)>>::stash_var[0] ==
+                    1);
+      std::vector<double> want2;
+      (void)weighted_sin_lse(Xb.data(), ld, c, s, &want2, 1.0);
+      std::fill(gX.begin(), gX.end(), std::numeric_limits<T>::quiet_NaN());
+      (void)tad::grad_into(L2, tad::wrt(X, std::span<T>(gX.data(), gX.size())));
+      expect_close(std::vector<T>(gX.begin(), gX.end()), want2, "... + 0.5 squared_norm(X)", s);
+      // Two passes: square(sum(c lse)): the point's adjoint 2 S c_r needs S, the first pass's.
+      const auto L3 = tad::square(tad::sum(tad::constant(c) * tad::logsumexp(X, tad::axis<1>)));
+      static_assert(tad::passes_v<decltype(L3), decltype(X)> == 2);
+      double S = 0;
+      std::vector<double> want3(s.rows * s.cols);
+      for (std::size_t r = 0; r < s.rows; ++r) {
+        const T* x = Xb.data() + r * ld;
+        double m = -std::numeric_limits<double>::infinity(), sum = 0;
+        for (std::size_t j = 0; j < s.cols; ++j) m = std::max(m, double(x[j]));
+        for (std::size_t j = 0; j < s.cols; ++j) sum += std::exp(double(x[j]) - m);
+        S += double(c[r]) * (m + std::log(sum));
+      }
+      for (std::size_t r = 0; r < s.rows; ++r) {
+        const T* x = Xb.data() + r * ld;
+        double m = -std::numeric_limits<double>::infinity(), sum = 0;
+        for (std::size_t j = 0; j < s.cols; ++j) m = std::max(m, double(x[j]));
+        for (std::size_t j = 0; j < s.cols; ++j) sum += std::exp(double(x[j]) - m);
+        for (std::size_t j = 0; j < s.cols; ++j)
+          want3[r * s.cols + j] = 2 * S * double(c[r]) * std::exp(double(x[j]) - m) / sum;
+      }
+      std::fill(gX.begin(), gX.end(), std::numeric_limits<T>::quiet_NaN());
+      const T v3 = tad::grad_into(L3, tad::wrt(X, std::span<T>(gX.data(), gX.size())));
+      BOOST_TEST(tad_test::close(double(v3), S * S, tad_test::grad_tol<T>() * std::max(1.0, S * S)));
+      std::vector<double> want3s(want3);
+      for (double& w : want3s) w /= std::max(1.0, 2 * std::abs(S));  // compare relative to the scale 2S
+      std::vector<T> got3(gX.begin(), gX.end());
+      for (T& g : got3) g = T(double(g) / std::max(1.0, 2 * std::abs(S)));
+      expect_close(got3, want3s, "square(sum(c logsumexp(X, axis<1>)))", s);
+      // Below stop_gradient the point wants nothing: X's gradient is the penalty's alone.
+      const auto L4 = tad::stop_gradient(L) + 0.5 * tad::squared_norm(X);
+      static_assert(tad::detail::plan<std::remove_cvref_t<decltype(L4)>, tad::detail::wrt_list<decltype(X)>>::stash_var[0] ==
+                    1);
+      std::fill(gX.begin(), gX.end(), std::numeric_limits<T>::quiet_NaN());
+      (void)tad::grad_into(L4, tad::wrt(X, std::span<T>(gX.data(), gX.size())));
+      std::size_t bad = 0;
+      for (std::size_t i = 0; i < s.rows * s.cols; ++i)
+        if (gX[i] != Xb[(i / s.cols) * ld + i % s.cols]) ++bad;
+      BOOST_TEST(bad == 0u, "stop_gradient(L) + 0.5 squared_norm(X) at " << s.rows << " x " << s.cols);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(logsumexp_keeping_its_terms_gives_the_special_values_of_semantics_md) {
+  // The kept terms against semantics.md's logsumexp rules, per row (weights 1, 2, 3, 0.5):
+  // [1000, 1000] -> 1/2 each; [-inf, -inf] -> NaN (0 * exp(-inf - (-inf))); [inf, 0] -> NaN
+  // at inf (exp(inf - inf)), 0 elsewhere; [NaN, 0] -> NaN. The same expression with X used
+  // a second time (0 * sum(X): nothing kept) must give the same.
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const tad::matrix<double> Zm{{1000, 1000}, {-inf, -inf}, {inf, 0}, {nan, 0}};
+  auto Z = tad::var<"Z">(Zm);
+  const std::vector<double> w{1, 2, 3, 0.5};
+  const auto lse = tad::sum(tad::constant(w) * tad::logsumexp(Z, tad::axis<1>));
+  static_assert(tad::detail::plan<std::remove_cvref_t<decltype(lse)>, tad::detail::wrt_list<decltype(Z)>>::stash_var[0] == 0);
+  const auto [v, g] = tad::grad(lse, Z);
+  BOOST_TEST(std::isnan(v));
+  const auto [v2, g2] = tad::grad(lse + 0.0 * tad::sum(Z), Z);
+  BOOST_TEST(std::isnan(v2));
+  BOOST_TEST(g.data()[0] == 0.5, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(g.data()[1] == 0.5, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(std::isnan(g.data()[2]));
+  BOOST_TEST(std::isnan(g.data()[3]));
+  BOOST_TEST(std::isnan(g.data()[4]));
+  BOOST_TEST(g.data()[5] == 0.0);
+  BOOST_TEST(std::isnan(g.data()[6]));
+  BOOST_TEST(std::isnan(g.data()[7]));
+  for (std::size_t i = 0; i < 8; ++i) {
+    const double a = g.data()[i], b = g2.data()[i];
+    BOOST_TEST(((std::isnan(a) && std::isnan(b)) || std::abs(a - b) <= 1e-12), "element " << i << ": " << a << " vs " << b);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(rows_without_elements_and_special_values) {

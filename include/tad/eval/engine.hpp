@@ -768,6 +768,12 @@ class engine {
     else return P::info[S].wants && backward_here<K, A, N>(P::info[point_parent<S>]);
   }
 
+  /// Do the sweeps of axis point S in that loop keep their terms in the argument's gradient
+  /// (plan::stash_var)? Only where they run backward too: the forward sweep of a row stores, its
+  /// backward sweep, in the same loop, scales.
+  template <pass_kind K, int A, std::size_t N, std::size_t S>
+  static constexpr bool stash_here = P::stash_var[S] < NV && point_backward<K, A, N, S>();
+
   /// Is slot S an axis point met by a matrix as a column (as_column(sum(X, axis<1>)))?
   template <std::size_t S>
   static constexpr bool column_point_slot = props<slot_node_t<E, S>>::is_column_point;
@@ -784,7 +790,8 @@ class engine {
   /// its array variables' adjoints added to their gradients (a matrix variable's row, a row
   /// vector's columns).
   /// First: the first of a shifted op's two forward sweeps (logsumexp's shift, lse_shift_op).
-  template <pass_kind K, std::size_t S, class V, bool First = false>
+  /// Stash: the second keeps its terms in the gradient of the argument (plan::stash_var).
+  template <pass_kind K, std::size_t S, class V, bool First = false, bool Stash = false>
   TAD_INLINE static void point_step(const local& l, acc<V>& a, std::size_t j) {
     constexpr bool bwd = K == pass_kind::backward;
     constexpr reduction_info I = P::info[S];
@@ -803,6 +810,7 @@ class engine {
         if constexpr (!bwd) {
           const auto t = forward<V, S, I.root_base, true>(r.arg, l.ctx, j);
           if constexpr (First) lse_shift_op::accumulate(a.fs[S], t.v);
+          else if constexpr (Stash) simd::store_any(l.outs[P::stash_var[S]] + j, Op::accumulate_kept(a.fs[S], t.v));
           else accumulate_tree<Op, Arg>(a.fs[S], t);
         } else if constexpr (!Op::needs_value) {
           const V da = Op::backward(simd::splat<V>(l.ctx.adj[S]), simd::splat<V>(0), l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
@@ -831,10 +839,23 @@ class engine {
   ///
   /// A shifted op (logsumexp_op) sweeps twice forward: First, the shift (lse_shift_op's maximum,
   /// 0 if not finite), which then sits in every state's b while the second sweep sums.
-  template <pass_kind K, std::size_t S, bool First = false>
+  ///
+  /// Stash (plan::stash_var): the second forward sweep stores its terms exp(x - shift) in the
+  /// argument's gradient row and leaves the shift in l.ctx.aux[S]; the backward sweep scales
+  /// that row by kept_scale, one number per row (the argument is the variable itself).
+  template <pass_kind K, std::size_t S, bool First = false, bool Stash = false>
   TAD_INLINE void sweep(local& l, std::array<acc<B>, U>& ab, acc<T>& at, std::size_t cols) {
     constexpr std::size_t W_ = simd::width<T>;
     using Op = typename slot_node_t<E, S>::op_type;
+    if constexpr (K == pass_kind::backward && Stash) {
+      T* p = l.outs[P::stash_var[S]];
+      const T c = Op::kept_scale(l.ctx.adj[S], l.ctx.val[S], l.ctx.aux[S]);
+      const B cb = simd::splat<B>(c);
+      std::size_t j = 0;
+      for (; j + W_ <= cols; j += W_) simd::store_any(p + j, simd::load_any<B>(p + j) * cb);
+      for (; j < cols; ++j) p[j] *= c;
+      return;
+    }
     if constexpr (K == pass_kind::forward && First) {
       for (auto& a : ab) a.fs[S] = lse_shift_op::template init<B>();
       at.fs[S] = lse_shift_op::template init<T>();
@@ -850,17 +871,18 @@ class engine {
     std::size_t j = 0;
     if constexpr (U > 1) {
       for (; j + U * W_ <= cols; j += U * W_) {
-        static_for<U>([&](auto u) TAD_INLINE_LAMBDA { point_step<K, S, B, First>(l, ab[u.value], j + u.value * W_); });
+        static_for<U>([&](auto u) TAD_INLINE_LAMBDA { point_step<K, S, B, First, Stash>(l, ab[u.value], j + u.value * W_); });
       }
     }
-    for (; j + W_ <= cols; j += W_) point_step<K, S, B, First>(l, ab[0], j);
-    for (; j < cols; ++j) point_step<K, S, T, First>(l, at, j);
+    for (; j + W_ <= cols; j += W_) point_step<K, S, B, First, Stash>(l, ab[0], j);
+    for (; j < cols; ++j) point_step<K, S, T, First, Stash>(l, at, j);
     if constexpr (K == pass_kind::forward && First) {
       l.ctx.val[S] = lse_shift_op::finish(merged_state<lse_shift_op, S>(ab, at), cols).value;
     } else if constexpr (K == pass_kind::forward) {
       const auto res = Op::finish(merged_state<Op, S>(ab, at), cols);
       l.ctx.val[S] = res.value;
       l.ctx.aux[S] = res.aux;
+      if constexpr (Stash) l.ctx.aux[S] = at.fs[S].b;  // the shift, for kept_scale
     }
   }
 
@@ -955,7 +977,7 @@ class engine {
         if constexpr (point_forward<K, A, N, S.value>()) {
           const std::size_t cols = to_row.template operator()<S.value>(r);
           if constexpr (picks<S.value>) pick_sweep<pass_kind::forward, S.value>(l, pt, r);
-          else sweep<pass_kind::forward, S.value>(l, ab, pt, cols);
+          else sweep<pass_kind::forward, S.value, false, stash_here<K, A, N, S.value>>(l, ab, pt, cols);
         }
       });
     };
@@ -964,12 +986,20 @@ class engine {
         if constexpr (point_backward<K, A, N, S.value>()) {
           const std::size_t cols = to_row.template operator()<S.value>(r);
           if constexpr (picks<S.value>) pick_sweep<pass_kind::backward, S.value>(l, pt, r);
-          else sweep<pass_kind::backward, S.value>(l, ab, pt, cols);
+          else sweep<pass_kind::backward, S.value, false, stash_here<K, A, N, S.value>>(l, ab, pt, cols);
         }
       });
     };
+    // A backward pass sweeps a block of rows forward, runs the nest's code on it, then sweeps it
+    // backward: the block must stay in L1 in between. Rows too long for that run one at a time
+    // (each row's sweeps back to back, as a hand-written loop does).
+    std::size_t widest = 0;
+    static_for<NR>([&](auto S) {
+      if constexpr (point_backward<K, A, N, S.value>()) widest = std::max(widest, cols_[P::info[S.value].nest]);
+    });
+    const bool blocks = widest * W_ * sizeof(T) <= TAD_POINT_BLOCK_BYTES;
     std::size_t r = 0;
-    for (; r + W_ <= rows; r += W_) {
+    for (; blocks && r + W_ <= rows; r += W_) {
       for (std::size_t k = 0; k < W_; ++k) {
         forward_sweeps(r + k);
         static_for<NR>([&](auto S) TAD_INLINE_LAMBDA {

@@ -379,6 +379,36 @@ struct plan {
     list_wrt<W, E>(r.data(), 0);
     return r;
   }();
+  /// Per reduction slot s: the variable (k-th of W; W::size: none) whose gradient the sweeps of
+  /// axis point s use as their store between the forward and the backward sweep of a row. A
+  /// row-wise logsumexp whose argument is a matrix variable X itself, and X's only leaf in E,
+  /// keeps its row's terms exp(x - shift) in X's gradient row during the forward sweep and
+  /// scales them by one number per row in the backward sweep, as a hand-written loop does: one
+  /// exponential per element instead of two, and no zero fill (zero_fills). Nothing else
+  /// writes that gradient, and the gradient is written anyway: no extra storage.
+  static constexpr std::array<std::size_t, reductions> stash_var = [] {
+    std::array<std::size_t, reductions> r{};
+    static_for<reductions>([&](auto s) {
+      r[s.value] = W::size;
+      using R = slot_node_t<E, s.value>;
+      using Op = typename R::op_type;
+      using Arg = std::remove_cvref_t<decltype(std::declval<const R&>().arg)>;
+      if constexpr (requires { Op::shifted; } && props<R>::is_point && !props<R>::is_column_point && is_leaf_v<Arg>) {
+        if constexpr (Arg::is_variable && Arg::is_array) {
+          constexpr std::size_t k = W::template index<Arg::name>;
+          std::size_t uses = 0;
+          for (std::size_t w : wrt_of) uses += w == k ? 1 : 0;
+          if (k < W::size && uses == 1 && info[s.value].wants && vars[s.value].test(k)) r[s.value] = k;
+        }
+      }
+    });
+    return r;
+  }();
+  /// Is the k-th variable's gradient an axis point's store (stash_var)?
+  static constexpr bool stashed(std::size_t k) {
+    for (std::size_t v : stash_var) if (v == k) return true;
+    return false;
+  }
   /// Is the k-th variable a vector in row nest n: a row, read (and its gradient summed) once
   /// per matrix row? (Not a column: as_column(v).)
   static constexpr bool row_in(std::size_t k, std::size_t n) {
@@ -436,7 +466,7 @@ struct plan {
   /// ... or must it zero the gradient before it adds to it (a row's first write)?
   static constexpr bool zero_fills(int d, std::size_t k, std::size_t n) {
     return first_touch(k) == d && first_touch_nest(k) == n && (row_in(k, n) || point_writes(d, k, n)) &&
-           !stores(d, k, n);
+           !stores(d, k, n) && !stashed(k);
   }
   static constexpr bool rejects_empty = [] {
     for (const auto& r : info) if (r.rejects_empty) return true;

@@ -183,6 +183,16 @@ struct logsumexp_op : reduction_base {
   TAD_INLINE static constexpr V backward(const V& dr, const V& v, T value, T, std::size_t) {
     return dr * math::exp(v - simd::splat<V>(value));
   }
+  /// accumulate, returning the term it added, exp(v - shift): what a row's sweep keeps in the
+  /// gradient of a matrix variable that is the argument itself (plan::stash_var).
+  template <class V> TAD_INLINE static constexpr V accumulate_kept(reduction_state<V>& s, const V& v) {
+    const V e = math::exp(v - s.b);
+    s.a = s.a + e;
+    return e;
+  }
+  /// What turns a kept term into the gradient, backward(dr, v, value) = dr exp(v - value) =
+  /// kept * (dr exp(shift - value)): the factor in parentheses, once per row.
+  template <class T> static constexpr T kept_scale(T dr, T value, T shift) { return dr * math::exp(shift - value); }
 };
 
 /// The length of a sum's argument, as a scalar leaf (for pulled-out loop invariants). It is
