@@ -249,6 +249,33 @@ int main() {
     ok = false;
   }
 
+  // [row-let]
+  // A let inside a reduction along the rows is one node per element of each row's sweeps. The
+  // error e of a rough gain (every 7th pixel off by 1) is clipped by clip_gradient and used
+  // twice; the clip runs once per element, on the sum of both adjoints, 2 e: an element off by 1
+  // gets 0.05 (two unshared copies would clip their own shares, e each: 0.1), one off by less
+  // than 0.025 keeps 2 e.
+  tad::matrix<double> rough(rows, cols);
+  for (std::size_t i = 0; i < rough.size(); ++i) rough.data()[i] = gain.data()[i] + (i % 7 == 0 ? 1.0 : 0.0);
+  auto R = tad::var<"R">(rough);
+  const auto e = tad::let<"e">(tad::clip_gradient(R - tad::constant(true_gain), -0.05, 0.05));
+  auto row_loss = tad::sum(tad::sum(0.5 * tad::square(e) + 0.5 * tad::square(e), tad::axis<1>));
+  static_assert(tad::passes_v<decltype(row_loss), decltype(R)> == 1);
+  const auto [row_value, row_grad] = tad::grad(row_loss, R);
+  double largest = 0;
+  for (double g : row_grad) largest = std::max(largest, std::abs(g));
+  std::printf("clipped row loss %.3f, largest gradient element %.3f\n", row_value, largest);
+  // [row-let]
+  for (std::size_t i = 0; i < rough.size(); ++i) {
+    const double err = rough.data()[i] - true_gain.data()[i];
+    const double want = std::min(std::max(2 * err, -0.05), 0.05);
+    if (std::abs(row_grad.data()[i] - want) > 1e-12) {
+      std::printf("WRONG: element %zu of the clipped row loss's gradient is %g, not %g\n", i, row_grad.data()[i], want);
+      ok = false;
+      break;
+    }
+  }
+
   // [shape-error]
   // Matrices combined elementwise must have one shape: a 64 x 48 frame does not fit.
   tad::matrix<double> transposed(cols, rows);

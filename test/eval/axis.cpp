@@ -6,12 +6,17 @@
 // penalty, a shared z (let), clipped logits, a non-fused outer reduction (two passes), mean's
 // two counts, a matrix variable written by two points of one row, scalar variables and loop
 // invariants inside a point, array results, shape errors before anything is written, printing
-// and no allocation. Expected values are closed forms computed here in double.
+// and no allocation; a logsumexp of a matrix variable keeping its terms in the gradient; lets
+// inside a point's argument (clip_gradient, a custom rule and an override used 2 and 3 times).
+// Expected values are closed forms computed here in double.
 #include "support/alloc_counter.hpp"
 #include "support/check.hpp"
 
 #include <tad/tad.hpp>
 
+#include <boost/hana/map.hpp>
+#include <boost/hana/pair.hpp>
+#include <boost/hana/type.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
@@ -531,6 +536,150 @@ BOOST_AUTO_TEST_CASE(rows_without_elements_and_special_values) {
   const std::vector<double> want{0.5, 0.5, 2 * 0.25, 2 * 0.75};
   // exp(z - lse) with lse = 1000.69..., rounded to 1.1e-13: the gradient is good to ~1e-13.
   for (std::size_t i = 0; i < 4; ++i) BOOST_TEST(g.data()[i] == want[i], boost::test_tools::tolerance(1e-12));
+}
+
+namespace {
+// The identity whose rule is dy * dy, and an override of identity's rule, clip(dy, -0.1, 0.1):
+// rules not linear in the adjoint, so sharing shows (test/gradient/sharing.cpp has them 1-D).
+constexpr auto squared_rule = tad::custom_gradient([](auto x) { return x; }, [](auto dy, auto, auto) { return dy * dy; });
+constexpr auto clip01 = [](auto dy, auto, auto) {
+  using D = decltype(dy);
+  const D c = D(1) / D(10);
+  return tad::simd::select(dy < -c, -c, tad::simd::select(dy > c, c, dy));
+};
+constexpr auto identity_clip =
+    boost::hana::make_map(boost::hana::make_pair(boost::hana::type_c<tad::identity_op>, clip01));
+double clamp(double v, double lo, double hi) { return std::min(std::max(v, lo), hi); }
+}  // namespace
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(lets_inside_a_point_are_shared_per_element, T, reals) {
+  // A let inside the argument of a reduction along an axis is one node per element of each of
+  // the point's sweeps: its rule runs once on the summed adjoint of its uses (semantics.md,
+  // "Shared subexpressions"). Expected values from that definition, by hand: with
+  // c = let(clip_gradient(X, -0.5, 0.5)), sum(0.3 c + 0.3 c + 0.3 c, axis<1>) sends 0.9 into c,
+  // clipped once: 0.5 (unshared copies: 0.9); two uses 0.6 -> 0.5 (0.6). The rule dy * dy:
+  // 0.81 and 0.36 shared, 0.27 and 0.18 unshared; the override clip(dy, -0.1, 0.1) of
+  // c + c + c: 0.1 (0.3). logsumexp (three sweeps a row) of c + c: c's adjoint 2 softmax(2x)_j,
+  // clipped once to [-0.5, 0.5] (unshared: each copy clips softmax_j). A plain let z = X * w in sin(sum(z * z + z, axis<1>)) and
+  // in softmax(z, axis<1>) (a column point: z in the sweeps and in the row's code) against the
+  // analytic gradients. Shapes around the SIMD widths, unaligned rows, a row longer than a block.
+  std::vector<shape> all = shapes;
+  all.push_back({5, 700});
+  for (const shape& s : all) {
+    const std::size_t n = s.rows * s.cols;
+    buffer<T> Xb(n, 1);
+    tad_test::fill_uniform(Xb, -2, 2, static_cast<unsigned>(s.rows * 5 + s.cols));
+    auto X = tad::var<"X">(Xb.data(), s.rows, s.cols);
+    auto row_sums = [](const auto& e) { return tad::sum(tad::sum(e, tad::axis<1>)); };
+    auto gX = [&](const auto& L) {
+      const auto [v, g] = tad::grad(L, X);
+      return std::vector<T>(g.begin(), g.end());
+    };
+    auto all_of = [&](double v) { return std::vector<double>(n, v); };
+    const auto c = tad::let<"c">(tad::clip_gradient(X, -0.5, 0.5));
+    const auto u = tad::clip_gradient(X, -0.5, 0.5);
+    const auto L3 = row_sums(0.3 * c + 0.3 * c + 0.3 * c);
+    static_assert(tad::passes_v<decltype(L3), decltype(X)> == 1);
+    expect_close(gX(L3), all_of(0.5), "clip_gradient, 3 uses, shared", s);
+    expect_close(gX(row_sums(0.3 * u + 0.3 * u + 0.3 * u)), all_of(0.9), "clip_gradient, 3 uses, unshared", s);
+    expect_close(gX(row_sums(0.3 * c + 0.3 * c)), all_of(0.5), "clip_gradient, 2 uses, shared", s);
+    expect_close(gX(row_sums(0.3 * u + 0.3 * u)), all_of(0.6), "clip_gradient, 2 uses, unshared", s);
+    const auto q = tad::let<"q">(squared_rule(X));
+    const auto qu = squared_rule(X);
+    expect_close(gX(row_sums(0.3 * q + 0.3 * q + 0.3 * q)), all_of(0.81), "dy * dy, 3 uses, shared", s);
+    expect_close(gX(row_sums(0.3 * qu + 0.3 * qu + 0.3 * qu)), all_of(0.27), "dy * dy, 3 uses, unshared", s);
+    expect_close(gX(row_sums(0.3 * q + 0.3 * q)), all_of(0.36), "dy * dy, 2 uses, shared", s);
+    expect_close(gX(row_sums(0.3 * qu + 0.3 * qu)), all_of(0.18), "dy * dy, 2 uses, unshared", s);
+    const auto o = tad::let<"o">(tad::override_gradients(tad::identity(X), identity_clip));
+    const auto ou = tad::override_gradients(tad::identity(X), identity_clip);
+    expect_close(gX(row_sums(o + o + o)), all_of(0.1), "override, 3 uses, shared", s);
+    expect_close(gX(row_sums(ou + ou + ou)), all_of(0.3), "override, 3 uses, unshared", s);
+    expect_close(gX(row_sums(o + o)), all_of(0.1), "override, 2 uses, shared", s);
+    // logsumexp of c + c: the value is sum_r lse(2 x_r).
+    std::vector<double> want_lse(n);
+    double lse_total = 0;
+    for (std::size_t r = 0; r < s.rows && s.cols > 0; ++r) {
+      double m = -std::numeric_limits<double>::infinity(), sum = 0;
+      for (std::size_t j = 0; j < s.cols; ++j) m = std::max(m, 2 * double(Xb[r * s.cols + j]));
+      for (std::size_t j = 0; j < s.cols; ++j) sum += std::exp(2 * double(Xb[r * s.cols + j]) - m);
+      lse_total += m + std::log(sum);
+      for (std::size_t j = 0; j < s.cols; ++j)
+        want_lse[r * s.cols + j] = clamp(2 * std::exp(2 * double(Xb[r * s.cols + j]) - m) / sum, -0.5, 0.5);
+    }
+    if (s.cols > 0) {  // a row of no elements has lse -inf: rows_without_elements_and_special_values
+      const auto Lse = tad::sum(tad::logsumexp(c + c, tad::axis<1>));
+      const auto [lv, lg] = tad::grad(Lse, X);
+      BOOST_TEST(tad_test::close(double(lv), lse_total, tad_test::grad_tol<T>() * std::max(1.0, double(s.rows))));
+      expect_close(std::vector<T>(lg.begin(), lg.end()), want_lse, "logsumexp(c + c, axis<1>), shared", s);
+      std::vector<double> want_unshared(want_lse);
+      for (std::size_t r = 0; r < s.rows; ++r) {
+        double m = -std::numeric_limits<double>::infinity(), sum = 0;
+        for (std::size_t j = 0; j < s.cols; ++j) m = std::max(m, 2 * double(Xb[r * s.cols + j]));
+        for (std::size_t j = 0; j < s.cols; ++j) sum += std::exp(2 * double(Xb[r * s.cols + j]) - m);
+        for (std::size_t j = 0; j < s.cols; ++j)
+          want_unshared[r * s.cols + j] = 2 * clamp(std::exp(2 * double(Xb[r * s.cols + j]) - m) / sum, -0.5, 0.5);
+      }
+      expect_close(gX(tad::sum(tad::logsumexp(u + u, tad::axis<1>))), want_unshared, "logsumexp(u + u, axis<1>), unshared",
+                   s);
+    }
+    // Plain lets: z = X * w.
+    std::vector<T> wt(s.cols);
+    for (std::size_t j = 0; j < s.cols; ++j) wt[j] = T(0.4 * std::cos(double(j)));
+    auto w = tad::var<"w">(wt);
+    const auto z = tad::let<"z">(X * w);
+    std::vector<double> want_X(n), want_w(s.cols, 0.0);
+    double want_value = 0;
+    for (std::size_t r = 0; r < s.rows; ++r) {
+      double a = 0;
+      for (std::size_t j = 0; j < s.cols; ++j) {
+        const double zz = double(Xb[r * s.cols + j]) * double(wt[j]);
+        a += zz * zz + zz;
+      }
+      want_value += std::sin(a);
+      for (std::size_t j = 0; j < s.cols; ++j) {
+        const double zz = double(Xb[r * s.cols + j]) * double(wt[j]);
+        const double dz = std::cos(a) * (2 * zz + 1);
+        want_X[r * s.cols + j] = dz * double(wt[j]);
+        want_w[j] += dz * double(Xb[r * s.cols + j]);
+      }
+    }
+    const auto Lz = tad::sum(tad::sin(tad::sum(z * z + z, tad::axis<1>)));
+    static_assert(tad::passes_v<decltype(Lz), decltype(X), decltype(w)> == 1);
+    const auto [zv, zX, zw] = tad::grad(Lz, X, w);
+    BOOST_TEST(tad_test::close(double(zv), want_value, tad_test::grad_tol<T>() * std::max(1.0, double(s.rows))));
+    expect_close(std::vector<T>(zX.begin(), zX.end()), want_X, "sin(sum(z * z + z, axis<1>)), d/dX", s);
+    std::vector<double> want_w_scaled(want_w);
+    std::vector<T> got_w(zw.begin(), zw.end());
+    for (std::size_t j = 0; j < s.cols; ++j) {  // a sum over rows: compared at the rows' scale
+      want_w_scaled[j] /= std::max(1.0, double(s.rows));
+      got_w[j] = T(double(got_w[j]) / std::max(1.0, double(s.rows)));
+    }
+    expect_close(got_w, want_w_scaled, "sin(sum(z * z + z, axis<1>)), d/dw", s);
+    // softmax(z, axis<1>) weighted by G: dL/dz = s (G - sum(G s)) per row.
+    if (s.cols > 0) {
+      buffer<T> Gb(n, 2);
+      tad_test::fill_uniform(Gb, 0, 1, 11);
+      auto G = tad::constant(Gb.data(), s.rows, s.cols);
+      const auto Ls = tad::sum(G * tad::softmax(z, tad::axis<1>));
+      std::vector<double> sX(n), sw(s.cols, 0.0);
+      for (std::size_t r = 0; r < s.rows; ++r) {
+        std::vector<double> zr(s.cols), sm(s.cols);
+        double m = -std::numeric_limits<double>::infinity(), sum = 0, gs = 0;
+        for (std::size_t j = 0; j < s.cols; ++j) zr[j] = double(Xb[r * s.cols + j]) * double(wt[j]), m = std::max(m, zr[j]);
+        for (std::size_t j = 0; j < s.cols; ++j) sum += std::exp(zr[j] - m);
+        for (std::size_t j = 0; j < s.cols; ++j) sm[j] = std::exp(zr[j] - m) / sum, gs += double(Gb[r * s.cols + j]) * sm[j];
+        for (std::size_t j = 0; j < s.cols; ++j) {
+          const double dz = sm[j] * (double(Gb[r * s.cols + j]) - gs);
+          sX[r * s.cols + j] = dz * double(wt[j]);
+          sw[j] += dz * double(Xb[r * s.cols + j]);
+        }
+      }
+      const auto [sv, gsX, gsw] = tad::grad(Ls, X, w);
+      (void)sv;
+      expect_close(std::vector<T>(gsX.begin(), gsX.end()), sX, "sum(G * softmax(z, axis<1>)), d/dX", s);
+      expect_close(std::vector<T>(gsw.begin(), gsw.end()), sw, "sum(G * softmax(z, axis<1>)), d/dw", s);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(row_wise_softmax_cross_entropy) {

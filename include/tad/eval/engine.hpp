@@ -805,20 +805,33 @@ class engine {
         using R = std::remove_cvref_t<decltype(r)>;
         using Op = typename R::op_type;
         using Arg = std::remove_cvref_t<decltype(r.arg)>;
-        static_assert(!region_has_lets<Arg, true>(),
-                      "tad: a let (tad::let) inside the argument of a reduction along an axis is not supported yet");
-        if constexpr (!bwd) {
-          const auto t = forward<V, S, I.root_base, true>(r.arg, l.ctx, j);
-          if constexpr (First) lse_shift_op::accumulate(a.fs[S], t.v);
-          else if constexpr (Stash) simd::store_any(l.outs[P::stash_var[S]] + j, Op::accumulate_kept(a.fs[S], t.v));
-          else accumulate_tree<Op, Arg>(a.fs[S], t);
-        } else if constexpr (!Op::needs_value) {
-          const V da = Op::backward(simd::splat<V>(l.ctx.adj[S]), simd::splat<V>(0), l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
-          forward_backward<V, S, I.root_base, true>(r.arg, l.ctx, j, da, a.sk);
+        // c: the context (with lets, their values too), sk: the sink (with lets, their adjoints).
+        auto body = [&](const auto& c, auto& sk) TAD_INLINE_LAMBDA {
+          if constexpr (!bwd) {
+            const auto t = forward<V, S, I.root_base, true>(r.arg, c, j);
+            if constexpr (First) lse_shift_op::accumulate(a.fs[S], t.v);
+            else if constexpr (Stash) simd::store_any(l.outs[P::stash_var[S]] + j, Op::accumulate_kept(a.fs[S], t.v));
+            else accumulate_tree<Op, Arg>(a.fs[S], t);
+          } else if constexpr (!Op::needs_value) {
+            const V da = Op::backward(simd::splat<V>(l.ctx.adj[S]), simd::splat<V>(0), l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
+            forward_backward<V, S, I.root_base, true>(r.arg, c, j, da, sk);
+          } else {
+            const auto t = forward<V, S, I.root_base, true>(r.arg, c, j);
+            const V da = Op::backward(simd::splat<V>(l.ctx.adj[S]), t.v, l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
+            backward<S, I.root_base>(r.arg, t, da, sk);
+          }
+        };
+        if constexpr (region_has_lets<Arg, true>()) {
+          // A let inside the argument is shared per element of each sweep, as in step_lets:
+          // its body once, the argument's code, then the body's rule on the summed adjoint.
+          using Lets = lets_of_t<Arg, true, true>;
+          std::array<V, Lets::size> env;  // NOLINT(cppcoreguidelines-pro-type-member-init): with_lets assigns each before use
+          const auto lc = make_let_context<V, Lets>(l.ctx, env);
+          auto ls = make_let_sink<V, Lets>(a.sk);
+          auto main = [&]() TAD_INLINE_LAMBDA { body(lc, ls); };
+          with_lets<0, bwd, true, V, S, I.root_base, true>(r.arg, lc, j, ls, main);
         } else {
-          const auto t = forward<V, S, I.root_base, true>(r.arg, l.ctx, j);
-          const V da = Op::backward(simd::splat<V>(l.ctx.adj[S]), t.v, l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
-          backward<S, I.root_base>(r.arg, t, da, a.sk);
+          body(l.ctx, a.sk);
         }
       }
     };
