@@ -152,8 +152,11 @@ struct lse_shift_op : reduction_base {
   template <class V> static constexpr reduction_state<V> init() {
     return state_of<V>(-std::numeric_limits<double>::infinity(), 0);
   }
+  /// The maximum, one max instruction, whatever it makes of a NaN: a row or array holding a NaN
+  /// needs no particular shift, since exp(NaN - m) makes the sum, the value and the gradient NaN
+  /// whatever m is (and a NaN shift is not finite, so 0).
   template <class V> static constexpr void accumulate(reduction_state<V>& s, const V& v) {
-    s.a = simd::select((v > s.a) | math::isnan(v), v, s.a);
+    s.a = simd::max_fast(s.a, v);
   }
   template <class V> static constexpr void merge(reduction_state<V>& s, const reduction_state<V>& o) { accumulate(s, o.a); }
   template <class T> static constexpr reduction_result<T> finish(const reduction_state<T>& s, std::size_t) {

@@ -94,6 +94,18 @@ constexpr V select(const M& m, const V& a, const V& b) noexcept {
   }
 }
 
+/// Lane-wise maximum with the hardware's NaN rule: where either is NaN, the result is b (one
+/// max instruction). Only for code where a NaN's outcome does not matter (lse_shift_op); the
+/// max reduction propagates NaN explicitly.
+template <class V>
+constexpr V max_fast(const V& a, const V& b) noexcept {
+  if constexpr (is_batch_v<V>) {
+    return xsimd::max(a, b);
+  } else {
+    return a > b ? a : b;
+  }
+}
+
 /// True when a lane of the mask is set.
 template <class M>
 inline bool any(const M& m) noexcept {
