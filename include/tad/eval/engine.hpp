@@ -806,7 +806,7 @@ class engine {
         using Op = typename R::op_type;
         using Arg = std::remove_cvref_t<decltype(r.arg)>;
         // c: the context (with lets, their values too), sk: the sink (with lets, their adjoints).
-        auto body = [&](const auto& c, auto& sk) TAD_INLINE_LAMBDA {
+        auto body = [&](const auto& c, [[maybe_unused]] auto& sk) TAD_INLINE_LAMBDA {
           if constexpr (!bwd) {
             const auto t = forward<V, S, I.root_base, true>(r.arg, c, j);
             if constexpr (First) lse_shift_op::accumulate(a.fs[S], t.v);
