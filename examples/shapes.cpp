@@ -3,7 +3,8 @@
 // tad::clip_by_global_norm; then a sensor with one offset per column, a vector broadcast across
 // the rows, with an L2 penalty on each parameter; then one with an offset per row, a vector as a
 // column (tad::as_column) broadcast across the columns; then 48 distributions over 64 classes
-// fitted by a row-wise softmax cross-entropy, with soft labels, then with class indices too.
+// fitted by a row-wise softmax cross-entropy, with soft labels, then with class indices too;
+// then 64 distributions over the 48 rows, fitted down the columns (axis<0>).
 // One line per epoch (loss, error of the fitted gain and offset against the truth); exits with 1
 // unless the errors end below 0.01 (the noise allows ~0.004 for the gain, see below; a column or
 // row offset: below 0.005), the fitted distributions are within 1e-3 of their targets (the loss
@@ -246,6 +247,46 @@ int main() {
   // [softmax]
   if (!(brier_worst < 2e-3)) {
     std::printf("WRONG: the Brier fit's distributions are not the soft labels\n");
+    ok = false;
+  }
+
+  // Column distributions: each of the 64 columns of Q is a distribution over the 48 rows (a soft
+  // assignment of each column to the rows).
+  tad::matrix<double> column_labels(rows, cols);
+  for (std::size_t c = 0; c < cols; ++c) {
+    double total = 0;
+    for (std::size_t r = 0; r < rows; ++r) total += column_labels(r, c) = std::exp(normal(rng));
+    for (std::size_t r = 0; r < rows; ++r) column_labels(r, c) /= total;
+  }
+
+  // [axis0]
+  // Down the columns: log_softmax(C, axis<0>) is C - logsumexp(C, axis<0>), each column's
+  // logsumexp (one value per column) met by C as a row (NumPy's rule for a vector and a matrix).
+  // The cross-entropy of each column against Q's, averaged over the columns, is smallest where
+  // softmax(C, axis<0>) is Q. One loop over blocks of columns: each block's logsumexp swept down
+  // its rows, then the loss terms and their gradients while the block is in cache.
+  tad::matrix<double> column_scores(rows, cols, 0.0);
+  auto Cs = tad::var<"C">(column_scores);
+  auto Q = tad::constant(column_labels);
+  auto column_ce = -tad::sum(Q * tad::log_softmax(Cs, tad::axis<0>)) / static_cast<double>(cols);
+  static_assert(tad::passes_v<decltype(column_ce), decltype(Cs)> == 1);
+  tad::parameter_set column_student(Cs);
+  tad::gradient_set column_grads(column_student);
+  tad::adam column_opt(column_student, tad::cosine_decay{.init = 0.1, .total_steps = distillation_steps, .alpha = 0.01});
+  for (std::size_t step = 0; step < distillation_steps; ++step)
+    tad::train_step(column_ce, column_student, column_grads, no_transform, column_opt);
+  const tad::matrix<double> column_p = tad::value(tad::softmax(Cs, tad::axis<0>));
+  // Each column's sum of probabilities: sum(P, axis<0>) is one value per column.
+  const std::vector<double> column_sums = tad::value(tad::sum(tad::constant(column_p), tad::axis<0>));
+  double column_worst = 0, sum_worst = 0;
+  for (std::size_t i = 0; i < column_p.size(); ++i)
+    column_worst = std::max(column_worst, std::abs(column_p.data()[i] - column_labels.data()[i]));
+  for (double total : column_sums) sum_worst = std::max(sum_worst, std::abs(total - 1.0));
+  std::printf("column distributions: largest probability error %.1e, column sums within %.1e of 1\n", column_worst,
+              sum_worst);
+  // [axis0]
+  if (!(column_worst < 1e-3 && sum_worst < 1e-12 && column_sums.size() == cols)) {
+    std::printf("WRONG: the column distributions are not Q's\n");
     ok = false;
   }
 

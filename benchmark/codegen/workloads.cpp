@@ -185,3 +185,36 @@ TAD_CG_FN void tad_cg_T1(t1_state& s) {
   if (s.transform.update(s.grads, s.params) == tad::step_action::apply) s.opt.apply_gradients(s.params, s.grads);
 }
 #endif
+
+// LR (logreg.cpp): the mean logistic loss over a constant feature matrix, z a let of a reduction
+// along the rows; gradient w.r.t. w.
+#if !defined(TAD_CG_ONLY) || defined(TAD_CG_ONLY_LR)
+TAD_CG_FN double tad_cg_LR(const std::vector<double>& xs, const std::vector<double>& ys, const std::vector<double>& ws,
+                           std::size_t rows, std::size_t features, std::vector<double>& g) {
+  auto w = tad::var<"w">(ws);
+  auto X = tad::constant(xs.data(), rows, features);
+  auto y = tad::constant(ys);
+  const auto z = tad::let<"z">(tad::sum(X * w, tad::axis<1>));
+  auto L = tad::mean(tad::softplus(z) - y * z);
+  return tad::grad_into(L, tad::wrt(w, std::span<double>(g)));
+}
+#endif
+
+// RLSE (rowlse.cpp): sum(logsumexp(X, axis<1>)), gradient w.r.t. the matrix variable X.
+#if !defined(TAD_CG_ONLY) || defined(TAD_CG_ONLY_RLSE)
+TAD_CG_FN double tad_cg_RLSE(const std::vector<double>& xs, std::size_t rows, std::size_t cols, std::vector<double>& g) {
+  auto X = tad::var<"X">(xs.data(), rows, cols);
+  auto L = tad::sum(tad::logsumexp(X, tad::axis<1>));
+  return tad::grad_into(L, tad::wrt(X, std::span<double>(g)));
+}
+#endif
+
+// SMX (softmax.cpp): sum(G * softmax(X, axis<1>)), gradient w.r.t. X.
+#if !defined(TAD_CG_ONLY) || defined(TAD_CG_ONLY_SMX)
+TAD_CG_FN double tad_cg_SMX(const std::vector<double>& xs, const std::vector<double>& gs, std::size_t rows,
+                            std::size_t cols, std::vector<double>& g) {
+  auto X = tad::var<"X">(xs.data(), rows, cols);
+  auto L = tad::sum(tad::constant(gs.data(), rows, cols) * tad::softmax(X, tad::axis<1>));
+  return tad::grad_into(L, tad::wrt(X, std::span<double>(g)));
+}
+#endif

@@ -18,6 +18,13 @@
 #define TAD_POINT_BLOCK_BYTES 16384
 #endif
 
+/// Batches of columns per block of a loop over the columns of reductions along axis 0
+/// (engine::down_loop): each sweep down the rows reads this many batches of each row, one
+/// contiguous run, before it moves to the next row.
+#ifndef TAD_DOWN_BATCHES
+#define TAD_DOWN_BATCHES 8
+#endif
+
 /// Forces inlining of the per-element code, so that each loop body is one function whose
 /// accumulators and loop invariants live in registers.
 #if defined(__GNUC__) || defined(__clang__)

@@ -1,6 +1,6 @@
 // A reduction of a mask (a comparison) says to reduce where(mask, 1.0, 0.0), whole or along rows
 // (it was a raw "no matching function ... accumulate(..., batch_bool)" deep in the engine).
-// TAD_EXPECT: tad::sum\(e, axis<1>\): e is a mask \(a comparison such as X > 0\), not numbers; to count or sum where it holds, reduce tad::where\(mask, 1.0, 0.0\)
+// TAD_EXPECT: tad::sum\(e, axis<K>\): e is a mask \(a comparison such as X > 0\), not numbers; to count or sum where it holds, reduce tad::where\(mask, 1.0, 0.0\)
 #include <tad/tad.hpp>
 
 #include <vector>

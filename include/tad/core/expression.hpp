@@ -99,6 +99,11 @@ template <class Op>
 constexpr bool op_is_point() {
   if constexpr (requires { Op::is_point; }) return Op::is_point; else return false;
 }
+/// The axis an axis point reduces along (1: along the rows, 0: down the columns; -1: not a point).
+template <class Op>
+constexpr int point_axis() {
+  if constexpr (requires { Op::axis; }) return Op::axis; else return -1;
+}
 /// ... met by a matrix as a column (`as_column(sum(X, axis<1>))`): one value per row, a scalar
 /// to the loop over that row's columns (its sweeps run per row before it, engine::row_loop).
 template <class Op>

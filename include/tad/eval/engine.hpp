@@ -172,7 +172,11 @@ class engine {
     } else {
       static_for<NR>([&](auto S) {
         constexpr reduction_info I = P::info[S.value];
-        if constexpr (I.rejects_empty && I.point) {
+        if constexpr (I.rejects_empty && I.down) {
+          if (cols_[I.nest] > 0 && rows_[I.nest] == 0)
+            throw std::domain_error("tad::max(e, axis<0>) / tad::min(e, axis<0>): e has columns but no rows "
+                                    "(the maximum of no elements)");
+        } else if constexpr (I.rejects_empty && I.point) {
           if (rows_[I.nest] > 0 && cols_[I.nest] == 0)
             throw std::domain_error("tad::max(e, axis<1>) / tad::min(e, axis<1>): e has rows but no columns "
                                     "(the maximum of no elements)");
@@ -270,7 +274,8 @@ class engine {
   constexpr void loops() {
     static_for<NC>([&](auto c) {
       if constexpr (P::template runs<K, A>(c.value)) {
-        if constexpr (extents<E>::t.nest_points[c.value]) point_loop<K, A, c.value>();
+        if constexpr (extents<E>::t.nest_down[c.value]) down_loop<K, A, c.value>();
+        else if constexpr (extents<E>::t.nest_points[c.value]) point_loop<K, A, c.value>();
         else if constexpr (extents<E>::t.nest_rows[c.value]) row_loop<K, A, c.value>();
         else loop<K, A, c.value>();
       }
@@ -785,14 +790,25 @@ class engine {
     return any;
   }();
 
+  /// The numbers of a point along axis 0 at one batch of columns (down_loop): each column's
+  /// value, auxiliary number and adjoint, and the number of rows the point reduces.
+  struct lane_numbers {
+    const T* value;
+    const T* aux;
+    const T* adj;
+    std::size_t n;
+  };
+
   /// One element (V: a batch or one T) of the argument of axis point S at column j of the
   /// current row: accumulated (K forward) or differentiated with the row's adjoint (K backward),
   /// its array variables' adjoints added to their gradients (a matrix variable's row, a row
   /// vector's columns).
   /// First: the first of a shifted op's two forward sweeps (logsumexp's shift, lse_shift_op).
   /// Stash: the second keeps its terms in the gradient of the argument (plan::stash_var).
-  template <pass_kind K, std::size_t S, class V, bool First = false, bool Stash = false>
-  TAD_INLINE static void point_step(const local& l, acc<V>& a, std::size_t j) {
+  /// Lanes: a point along axis 0 (down_loop), whose value, auxiliary number and adjoint differ
+  /// per lane (per column), read from *ln.
+  template <pass_kind K, std::size_t S, class V, bool First = false, bool Stash = false, bool Lanes = false>
+  TAD_INLINE static void point_step(const local& l, acc<V>& a, std::size_t j, const lane_numbers* ln = nullptr) {
     constexpr bool bwd = K == pass_kind::backward;
     constexpr reduction_info I = P::info[S];
     if constexpr (bwd) {
@@ -812,6 +828,15 @@ class engine {
             if constexpr (First) lse_shift_op::accumulate(a.fs[S], t.v);
             else if constexpr (Stash) simd::store_any(l.outs[P::stash_var[S]] + j, Op::accumulate_kept(a.fs[S], t.v));
             else accumulate_tree<Op, Arg>(a.fs[S], t);
+          } else if constexpr (Lanes && !Op::needs_value) {
+            const V da = lane_backward<Op>(simd::load_any<V>(ln->adj), simd::splat<V>(0), simd::load_any<V>(ln->value),
+                                           simd::load_any<V>(ln->aux), ln->n);
+            forward_backward<V, S, I.root_base, true>(r.arg, c, j, da, sk);
+          } else if constexpr (Lanes) {
+            const auto t = forward<V, S, I.root_base, true>(r.arg, c, j);
+            const V da = lane_backward<Op>(simd::load_any<V>(ln->adj), t.v, simd::load_any<V>(ln->value),
+                                           simd::load_any<V>(ln->aux), ln->n);
+            backward<S, I.root_base>(r.arg, t, da, sk);
           } else if constexpr (!Op::needs_value) {
             const V da = Op::backward(simd::splat<V>(l.ctx.adj[S]), simd::splat<V>(0), l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
             forward_backward<V, S, I.root_base, true>(r.arg, c, j, da, sk);
@@ -840,7 +865,8 @@ class engine {
       static_for<NV>([&](auto k) TAD_INLINE_LAMBDA {
         if constexpr (is_array_k<k.value>() && P::vars[S].test(k.value)) {
           T* p = l.outs[k.value] + j;
-          simd::store_any(p, simd::load_any<V>(p) + a.sk.var[k.value]);
+          if constexpr (P::point_stores(S, k.value)) simd::store_any(p, a.sk.var[k.value]);
+          else simd::store_any(p, simd::load_any<V>(p) + a.sk.var[k.value]);
         }
       });
     }
@@ -1069,6 +1095,216 @@ class engine {
               B s = ab[0].sk.inv[RR];
               for (std::size_t u = 1; u < U; ++u) s = s + ab[u].sk.inv[RR];
               backward_scalar<SS>(node, simd::hsum(s) + pt.sk.inv[RR]);
+            }
+          };
+          auto per_point = [&]<std::size_t PS>(const auto& red) {
+            if constexpr (PS == S.value) visit_roots<PS, P::info[PS].root_base>(red.arg, push);
+          };
+          visit_reductions<0>(e_, per_point);
+        }
+      });
+    }
+  }
+
+  /// Per point along axis 0, the numbers of a block of L columns (down_loop): each column's
+  /// value, auxiliary number and adjoint.
+  template <std::size_t L>
+  struct lane_block {
+    alignas(64) std::array<std::array<T, L>, NR> value;
+    alignas(64) std::array<std::array<T, L>, NR> aux;
+    alignas(64) std::array<std::array<T, L>, NR> adj;
+  };
+
+  /// Op's finish of each lane of s (a reduction of n elements per lane) into value[k], aux[k].
+  template <class Op, class V>
+  TAD_INLINE static void finish_lanes(const reduction_state<V>& s, std::size_t n, T* value, T* aux) {
+    if constexpr (simd::is_batch_v<V>) {
+      alignas(64) T la[simd::width<T>];
+      alignas(64) T lb[simd::width<T>];
+      s.a.store_aligned(la);
+      s.b.store_aligned(lb);
+      for (std::size_t k = 0; k < simd::width<T>; ++k) {
+        const auto res = Op::finish(reduction_state<T>{la[k], lb[k]}, n);
+        value[k] = res.value;
+        aux[k] = res.aux;
+      }
+    } else {
+      const auto res = Op::finish(s, n);
+      *value = res.value;
+      *aux = res.aux;
+    }
+  }
+
+  /// A sweep of point S along axis 0 down the rows of its argument at NB batches of columns from
+  /// column j (V one T: one column), each batch in its own accumulator a[u]: the lanes are
+  /// columns. Forward: each column's value and auxiliary number, into lb (a shifted op,
+  /// logsumexp, sweeps twice: the shift per column, then the shifted sum). Backward: each
+  /// element's adjoint from its column's numbers in lb, added to the argument's gradients (a
+  /// matrix variable's row r, a row vector's columns).
+  template <pass_kind D, std::size_t S, class V, std::size_t NB, std::size_t L>
+  TAD_INLINE void down_sweep(local& l, acc<V>* a, std::size_t j, lane_block<L>& lb) {
+    using Op = slot_op_t<S>;
+    constexpr std::size_t In = P::info[S].nest;
+    constexpr std::size_t WV = simd::is_batch_v<V> ? simd::width<T> : 1;
+    const std::size_t rows = rows_[In], cols = cols_[In];
+    auto to_row = [&](std::size_t r) TAD_INLINE_LAMBDA {
+      rebase_rows<In, 0>(l.e, e_, r * cols, r);
+      if constexpr (D == pass_kind::backward) {
+        static_for<NV>([&](auto k) TAD_INLINE_LAMBDA {
+          using X = std::tuple_element_t<k.value, typename W::types>;
+          if constexpr (X::is_array && leaf_rank<X>() == 2 && P::vars[S].test(k.value)) l.outs[k.value] = outs_[k.value] + r * cols;
+        });
+      }
+    };
+    if constexpr (D == pass_kind::forward) {
+      if constexpr (requires { Op::shifted; }) {
+        for (std::size_t u = 0; u < NB; ++u) a[u].fs[S] = lse_shift_op::template init<V>();
+        for (std::size_t r = 0; r < rows; ++r) {
+          to_row(r);
+          static_for<NB>([&](auto u) TAD_INLINE_LAMBDA { point_step<D, S, V, true>(l, a[u.value], j + u.value * WV); });
+        }
+        for (std::size_t u = 0; u < NB; ++u) {
+          T* shift = lb.aux[S].data() + u * WV;  // the shifts, until the second sweep's state holds them
+          finish_lanes<lse_shift_op>(a[u].fs[S], rows, shift, lb.value[S].data() + u * WV);
+          a[u].fs[S] = reduction_state<V>{simd::splat<V>(0), simd::load_any<V>(shift)};
+        }
+      } else {
+        for (std::size_t u = 0; u < NB; ++u) a[u].fs[S] = Op::template init<V>();
+      }
+      for (std::size_t r = 0; r < rows; ++r) {
+        to_row(r);
+        static_for<NB>([&](auto u) TAD_INLINE_LAMBDA { point_step<D, S, V>(l, a[u.value], j + u.value * WV); });
+      }
+      for (std::size_t u = 0; u < NB; ++u)
+        finish_lanes<Op>(a[u].fs[S], rows, lb.value[S].data() + u * WV, lb.aux[S].data() + u * WV);
+    } else {
+      std::array<lane_numbers, NB> ln;  // NOLINT(cppcoreguidelines-pro-type-member-init): assigned below
+      for (std::size_t u = 0; u < NB; ++u)
+        ln[u] = {lb.value[S].data() + u * WV, lb.aux[S].data() + u * WV, lb.adj[S].data() + u * WV, rows};
+      for (std::size_t r = 0; r < rows; ++r) {
+        to_row(r);
+        static_for<NB>([&](auto u) TAD_INLINE_LAMBDA {
+          point_step<D, S, V, false, false, true>(l, a[u.value], j + u.value * WV, &ln[u.value]);
+        });
+      }
+    }
+  }
+
+  /// One block of NB batches of columns from column j (V one T: one column) of a nest whose code
+  /// reads points along axis 0: their forward sweeps, the nest's own code at those columns (a
+  /// vector nest: once; a matrix nest, where a point meets the matrix as a row: once per row),
+  /// the points' adjoints per column, their backward sweeps.
+  template <pass_kind K, int A, std::size_t N, class V, std::size_t NB, std::size_t L>
+  TAD_INLINE void down_block(local& l, acc<V>* a, std::size_t j, lane_block<L>& lb) {
+    constexpr bool bwd = K == pass_kind::backward || K == pass_kind::fused || K == pass_kind::scaled;
+    constexpr int depth = K == pass_kind::backward ? A : 0;
+    constexpr std::size_t WV = simd::is_batch_v<V> ? simd::width<T> : 1;
+    static_for<NR>([&](auto S) {
+      if constexpr (point_forward<K, A, N, S.value>()) down_sweep<pass_kind::forward, S.value, V, NB>(l, a, j, lb);
+    });
+    // The nest's own code: each point's values read from lb (a batch through the node's pointer,
+    // one T from the context).
+    auto own = [&]() TAD_INLINE_LAMBDA {
+      static_for<NB>([&](auto u) TAD_INLINE_LAMBDA {
+        static_for<NR>([&](auto S) TAD_INLINE_LAMBDA {
+          if constexpr (point_forward<K, A, N, S.value>()) {
+            if constexpr (simd::is_batch_v<V>) slot_ref<S.value>(l.e).op.rows = lb.value[S.value].data() + u.value * WV;
+            else l.ctx.val[S.value] = lb.value[S.value][0];
+          }
+        });
+        step<K, A, N>(l, a[u.value], j + u.value * WV);
+      });
+    };
+    if constexpr (extents<E>::t.nest_row[N] == no_class) {
+      l.ctx.n = cols_[N];  // what mean's rule reads in this code
+      own();
+    } else {
+      const std::size_t rows = rows_[N], cols = cols_[N];
+      l.ctx.n = rows * cols;
+      for (std::size_t r = 0; r < rows; ++r) {
+        const std::size_t offset = r * cols;
+        rebase_rows<N, 0>(l.e, e_, offset, r);
+        static_for<NV>([&](auto k) TAD_INLINE_LAMBDA {
+          if constexpr (bwd && is_array_k<k.value>() && !P::row_in(k.value, N) && touches_here(depth, k.value, N))
+            l.outs[k.value] = outs_[k.value] + offset;
+        });
+        if constexpr (K == pass_kind::store) l.out = out_ + offset;
+        own();
+      }
+    }
+    if constexpr (bwd) {
+      static_for<NR>([&](auto S) {
+        if constexpr (point_backward<K, A, N, S.value>()) {
+          for (std::size_t u = 0; u < NB; ++u) {
+            simd::store_any(lb.adj[S.value].data() + u * WV, a[u].sk.red[S.value]);
+            a[u].sk.red[S.value] = simd::splat<V>(0);
+          }
+        }
+      });
+      static_for<NR>([&](auto S) {
+        if constexpr (point_backward<K, A, N, S.value>()) down_sweep<pass_kind::backward, S.value, V, NB>(l, a, j, lb);
+      });
+    }
+  }
+
+  /// Adds the accumulator o into a: reduction states merged, adjoint sums added (down_loop's
+  /// TAD_DOWN_BATCHES accumulators into finish's U).
+  template <class V>
+  static void fold_acc(acc<V>& a, const acc<V>& o) {
+    static_for<NR>([&](auto S) { slot_op_t<S.value>::merge(a.fs[S.value], o.fs[S.value]); });
+    for (std::size_t k = 0; k < NV; ++k) a.sk.var[k] = a.sk.var[k] + o.sk.var[k];
+    for (std::size_t k = 0; k < NR; ++k) a.sk.red[k] = a.sk.red[k] + o.sk.red[k];
+    for (std::size_t k = 0; k < a.sk.inv.size(); ++k) a.sk.inv[k] = a.sk.inv[k] + o.sk.inv[k];
+  }
+
+  /// The loop of a nest whose code reads reductions along axis 0 (`sum(X, axis<0>)`, one value
+  /// per column): over its columns in blocks of U batches, then single batches, then single
+  /// columns (down_block). The lanes of a batch are columns, so each point's sweep down the rows
+  /// of a block accumulates W columns at once in one register per batch, and the nest's code
+  /// reads the block's values as a batch; a block's columns (rows x U W elements) are read once
+  /// per sweep. Scalar variables' and loop invariants' adjoints sum over all blocks, as in loop().
+  template <pass_kind K, int A, std::size_t N>
+  void down_loop() {
+    constexpr std::size_t W_ = simd::width<T>;
+    const std::size_t cols = cols_[N];
+    compute_invariants<K, A, N>();
+    static_for<NR>([&](auto S) {
+      if constexpr (point_forward<K, A, N, S.value>()) {
+        auto eval_root = [&]<std::size_t SS, std::size_t R>(const auto& node) { ctx_.inv[R] = forward<T, SS>(node, ctx_, 0).v; };
+        auto per_point = [&]<std::size_t PS>(const auto& red) {
+          if constexpr (PS == S.value) visit_roots<PS, P::info[PS].root_base>(red.arg, eval_root);
+        };
+        visit_reductions<0>(e_, per_point);
+      }
+    });
+    if constexpr (K == pass_kind::backward || K == pass_kind::fused || K == pass_kind::scaled)
+      zero_fill<K == pass_kind::backward ? A : 0, N>();
+    constexpr std::size_t DB = TAD_DOWN_BATCHES;
+    std::array<acc<B>, DB> ab;  // NOLINT(cppcoreguidelines-pro-type-member-init): assigned below
+    for (auto& a : ab) a = make_acc<B>();
+    std::array<acc<T>, 1> at{make_acc<T>()};
+    local l{e_, ctx_, {}, out_};
+    for (std::size_t k = 0; k < NV; ++k) l.outs[k] = outs_[k];
+    lane_block<DB * W_> lb{};
+    std::size_t j = 0;
+    for (; j + DB * W_ <= cols; j += DB * W_) down_block<K, A, N, B, DB>(l, ab.data(), j, lb);
+    if constexpr (DB > 1) {
+      for (; j + W_ <= cols; j += W_) down_block<K, A, N, B, 1>(l, ab.data(), j, lb);
+    }
+    for (; j < cols; ++j) down_block<K, A, N, T, 1>(l, at.data(), j, lb);
+    if constexpr (K != pass_kind::store) {
+      // finish merges U accumulators: fold the others into the first U.
+      for (std::size_t u = U; u < DB; ++u) fold_acc(ab[u % U], ab[u]);
+      std::array<acc<B>, U> first;  // NOLINT(cppcoreguidelines-pro-type-member-init): assigned below
+      for (std::size_t u = 0; u < U; ++u) first[u] = ab[u];
+      finish<K, A, N>(first, at[0]);
+      static_for<NR>([&](auto S) {
+        if constexpr (point_backward<K, A, N, S.value>()) {
+          auto push = [&]<std::size_t SS, std::size_t RR>(const auto& node) {
+            if constexpr (W::template reached<std::remove_cvref_t<decltype(node)>>) {
+              B s = first[0].sk.inv[RR];
+              for (std::size_t u = 1; u < U; ++u) s = s + first[u].sk.inv[RR];
+              backward_scalar<SS>(node, simd::hsum(s) + at[0].sk.inv[RR]);
             }
           };
           auto per_point = [&]<std::size_t PS>(const auto& red) {

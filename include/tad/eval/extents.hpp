@@ -85,6 +85,7 @@ struct leaf_entry {
   bool column = false;
   bool strided = false;  // a matrix with rows ld apart
   bool point = false;    // an axis point (sum(X, axis<1>)): a vector over its argument's rows
+  bool down = false;     // ... along axis 0 (sum(X, axis<0>)): a vector over its argument's columns
   int rank = 0;
   std::string_view name{};
 };
@@ -112,7 +113,8 @@ constexpr void list_leaves(leaf_entry* out, std::size_t base, std::size_t region
 }
 
 /// Per reduction slot s, entry `leaves + s` of the table: an axis point (`sum(X, axis<1>)`) is
-/// an array of rank 1 in the region of its parent, whose one axis is its argument's rows.
+/// an array of rank 1 in the region of its parent, whose one axis is its argument's rows (along
+/// axis 0, `sum(X, axis<0>)`: its argument's columns).
 template <class E, std::size_t Slot>
 constexpr void list_points(leaf_entry* out, std::size_t leaves, std::size_t region) {
   if constexpr (!is_leaf_v<E>) {
@@ -126,6 +128,7 @@ constexpr void list_points(leaf_entry* out, std::size_t leaves, std::size_t regi
       p.is_array = true;
       p.point = true;
       p.column = props<E>::is_column_point;  // as_column(sum(X, axis<1>)): a column of its parent
+      p.down = E::op_type::axis == 0;
       p.rank = 1;
     }
   }
@@ -169,11 +172,14 @@ struct extents {
     std::array<bool, entries> nest_columns{};      // per nest: it holds a column (as_column): per-row values
     std::array<bool, entries> nest_points{};       // per nest: a region of it holds an axis point
     std::array<bool, entries> nest_column_points{};  // per nest: ... a column point (as_column(sum(X, axis<1>)))
+    std::array<bool, entries> nest_down{};         // per nest: a region of it holds a point along axis 0 (sum(X, axis<0>))
     std::array<bool, entries> column{};            // per leaf: a column
     std::array<bool, 2 * entries> class_column{};  // per axis class: a column's axis is in it
-    std::array<bool, 2 * entries> class_point{};   // per axis class: an axis point's axis is in it
+    std::array<bool, 2 * entries> class_point{};   // per axis class: an axis point's axis is in it (along the rows)
+    std::array<bool, 2 * entries> class_down{};    // per axis class: ... a point's down the columns (axis 0)
     bool column_without_matrix = false;           // a region holds a column but no matrix (unsupported)
     bool point_with_matrix = false;               // a region holds an axis point and a matrix (unsupported)
+    bool down_mixed = false;                      // a nest with a point along axis 0 and one along axis 1 or a column (unsupported)
     std::size_t classes = 0;                      // axis classes
     std::size_t nests = 0;
   };
@@ -206,9 +212,10 @@ struct extents {
           if (row_axis(i) != no_class && row_axis(j) != no_class) unite(row_axis(i), row_axis(j));
         }
         // An axis point's one axis is its argument's rows (j = leaves + s, i in region s); a
-        // column point's is its row axis.
-        if (l[j].point && l[i].region == j - leaves && row_axis(i) != no_class)
+        // column point's is its row axis; a point along axis 0's, its argument's last axis.
+        if (l[j].point && !l[j].down && l[i].region == j - leaves && row_axis(i) != no_class)
           unite(l[j].column ? row_axis(j) : last_axis(j), row_axis(i));
+        if (l[j].down && l[i].region == j - leaves && last_axis(i) != no_class) unite(last_axis(j), last_axis(i));
         if (!l[i].name.empty() && l[i].name == l[j].name) {
           unite(2 * i + 1, 2 * j + 1);
           if (l[i].rank == 2 && l[j].rank == 2) unite(2 * i, 2 * j);
@@ -228,7 +235,7 @@ struct extents {
     // vector (a row) or a column.
     std::array<std::size_t, top + 1> region_row{}, region_col{};
     std::array<bool, top + 1> region_vector{}, region_matrix{}, region_column{}, region_strided{}, region_point{},
-        region_column_point{};
+        region_column_point{}, region_down{};
     for (auto& c : region_row) c = no_class;
     for (auto& c : region_col) c = no_class;
     std::size_t arrays = 0;
@@ -243,7 +250,8 @@ struct extents {
       if (last_axis(i) != no_class) r.col[i] = region_col[g] = class_of(last_axis(i));
       if (l[i].strided) region_strided[g] = true;
       if (l[i].column) r.class_column[r.row[i]] = true;
-      if (l[i].point && !l[i].column) r.class_point[r.col[i]] = true, region_point[g] = true;
+      if (l[i].down) r.class_down[r.col[i]] = true, region_down[g] = true;
+      else if (l[i].point && !l[i].column) r.class_point[r.col[i]] = true, region_point[g] = true;
       if (l[i].point && l[i].column) region_column_point[g] = true;
       if (l[i].column) region_column[g] = true;
       else if (l[i].rank == 2) region_row[g] = r.row[i], region_matrix[g] = true;
@@ -270,9 +278,12 @@ struct extents {
         if (region_column[g]) r.nest_columns[n] = true;
         if (region_point[g]) r.nest_points[n] = true;
         if (region_column_point[g]) r.nest_column_points[n] = true;
+        if (region_down[g]) r.nest_down[n] = true;
       }
       r.nest_of[i] = r.region[g];
     }
+    for (std::size_t n = 0; n < r.nests; ++n)
+      if (r.nest_down[n] && (r.nest_points[n] || r.nest_columns[n] || r.nest_column_points[n])) r.down_mixed = true;
     return r;
   }();
   static constexpr std::size_t classes = t.classes;
@@ -282,9 +293,14 @@ struct extents {
     for (bool c : t.column) if (c) return true;
     return false;
   }();
-  /// Does E hold an axis point (sum(X, axis<1>)) anywhere?
+  /// Does E hold a point down the columns (sum(X, axis<0>)) anywhere?
+  static constexpr bool has_down = [] {
+    for (std::size_t n = 0; n < nests; ++n) if (t.nest_down[n]) return true;
+    return false;
+  }();
+  /// Does E hold an axis point (sum(X, axis<1>), sum(X, axis<0>)) anywhere?
   static constexpr bool has_points = [] {
-    for (bool p : t.nest_points) if (p) return true;
+    for (std::size_t n = 0; n < nests; ++n) if (t.nest_points[n] || t.nest_down[n]) return true;
     return false;
   }();
 };
@@ -412,8 +428,20 @@ inline std::string describe_shape(const fixed_by& f) {
                                   expected, got);
 }
 
+/// The error of bind_extents along the axis of a reduction along axis 0 (one value per column of
+/// its argument's matrices).
+[[noreturn]] [[gnu::cold]] [[gnu::noinline]] inline void throw_down_mismatch(const fixed_by& first, const fixed_by& other,
+                                                                       std::size_t expected, std::size_t got) {
+  throw shape_error::with_message("tad: shapes do not agree: " + describe_shape(first) + ", " + describe_shape(other) +
+                                      " (a reduction along axis 0, tad::sum(e, tad::axis<0>), has one value per "
+                                      "column of e: the vectors it is combined with have that length, and the "
+                                      "matrices it meets have that many columns)",
+                                  expected, got);
+}
+
 /// bind_extents' error when `self` has extent `got` along axis class c, fixed at `expected` by
-/// `first` (rf: the first array of self's region, if any). Out of line and cold: the string
+/// `first` (rf: the first array of self's region, if any); point_class: c holds the axis of a
+/// point along the rows. Out of line and cold: the string
 /// building and the choice of message stay out of the callers (g++'s inlining budget).
 [[noreturn]] [[gnu::cold]] [[gnu::noinline]] inline void throw_extent_mismatch(const fixed_by& rf, const fixed_by& first,
                                                                          const fixed_by& self, std::size_t c,
@@ -437,6 +465,17 @@ inline std::string describe_shape(const fixed_by& f) {
   throw_broadcast_mismatch(false, b, self.rows, self.cols, a, f.cols);
 }
 
+/// throw_extent_mismatch for an expression with a point down the columns (down_class: c holds its
+/// axis); a separate function, so expressions without one keep their code (g++'s register
+/// allocation in the loops of SMX moved with an extra argument, benchmarks.md "Columns").
+[[noreturn]] [[gnu::cold]] [[gnu::noinline]] inline void throw_extent_mismatch_down(
+    const fixed_by& rf, const fixed_by& first, const fixed_by& self, std::size_t c, bool column_class,
+    bool point_class, bool down_class, std::size_t expected, std::size_t got) {
+  const fixed_by& f = rf.describe != nullptr && (rf.row_class == c || rf.col_class == c) ? rf : first;
+  if (down_class) throw_down_mismatch(f, self, expected, got);
+  throw_extent_mismatch(rf, first, self, c, column_class, point_class, expected, got);
+}
+
 /// The extents of e's nests; throws shape_error, before anything is evaluated, naming the
 /// first array that fixed an axis and the first one that disagrees with it, with both shapes.
 /// Where an array of the disagreeing one's own region came before it (combined with it
@@ -451,6 +490,10 @@ constexpr extent_array<E> bind_extents(const E& e) {
                 "would be one of its rows: not supported yet. For one value per row of the matrix, make it a "
                 "column: X - tad::as_column(tad::max(X, tad::axis<1>)) (NumPy's keepdims=True); or reduce it "
                 "(tad::sum, tad::mean), or combine it with vectors");
+  static_assert(!extent_info::t.down_mixed,
+                "tad: a reduction along axis 0 (tad::sum(e, tad::axis<0>)) is combined elementwise with a "
+                "reduction along axis 1 or a column (tad::as_column): not supported yet; compute one of them "
+                "in its own expression");
   static_assert(!extent_info::t.column_without_matrix,
                 "tad: a column (tad::as_column) is combined with no matrix: a column is one value per row "
                 "of the matrix it is combined with elementwise (X * as_column(c)); alone, or with vectors "
@@ -478,7 +521,10 @@ constexpr extent_array<E> bind_extents(const E& e) {
           ext[c] = extent;
           first[c] = self;
         } else if (ext[c] != extent) {
-          if constexpr (extent_info::has_columns || extent_info::has_points) {
+          if constexpr (extent_info::has_down) {
+            throw_extent_mismatch_down(region_first[region], first[c], self, c, extent_info::t.class_column[c],
+                                       extent_info::t.class_point[c], extent_info::t.class_down[c], ext[c], extent);
+          } else if constexpr (extent_info::has_columns || extent_info::has_points) {
             throw_extent_mismatch(region_first[region], first[c], self, c, extent_info::t.class_column[c],
                                   extent_info::t.class_point[c], ext[c], extent);
           } else {

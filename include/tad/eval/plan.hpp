@@ -79,6 +79,7 @@ struct reduction_info {
   std::size_t root_base = 0; // slot of the first of them
   std::size_t nest = 0;      // the extent class its argument runs over (extents.hpp)
   bool point = false;        // a reduction along an axis: its sweeps run in its parent's loop
+  bool down = false;         // ... along axis 0 (sum(X, axis<0>)): down the rows of a block of columns
   std::size_t outer_nest = 0;  // the nest of the loop that runs it: its parent's (a point), else nest
 };
 
@@ -124,6 +125,7 @@ constexpr void collect(reduction_info* out, var_mask<W::size>* vars, std::size_t
       // An axis point's adjoint arrives in the pass of the reduction that holds it: its depth.
       r.depth = is_point && depth > 0 ? depth - 1 : depth;
       r.point = is_point;
+      if constexpr (is_point) r.down = Op::axis == 0;
       r.wants = live && W::template reached<E>;
       r.needs_value = Op::needs_value;
       if constexpr (requires { Op::rejects_empty; }) r.rejects_empty = Op::rejects_empty;
@@ -320,6 +322,31 @@ struct plan {
     }
     return count == 1 ? slot : reductions;
   }();
+  /// Is axis point s the only writer of the k-th variable's gradient in the first pass that
+  /// writes it (a matrix variable that nothing but s's sweeps writes there)? Each element is
+  /// then written once, by s's backward sweep of its row (axis 0: its column block), which
+  /// stores instead of adding, and nothing zero-fills the gradient first.
+  static constexpr bool point_stores(std::size_t s, std::size_t k) {
+    const reduction_info& r = info[s];
+    if (!r.point || !r.wants || !vars[s].test(k) || stashed(k)) return false;
+    const int d = r.depth;
+    const std::size_t n = r.outer_nest;
+    if (first_touch(k) != d || first_touch_nest(k) != n || touches_own(d, k, n) || row_in(k, n)) return false;
+    for (std::size_t o = 0; o < reductions; ++o)
+      if (o != s && info[o].point && info[o].outer_nest == n && info[o].depth == d && info[o].wants && vars[o].test(k))
+        return false;
+    bool matrix = false;
+    static_for<W::size>([&](auto j) {
+      using X = std::tuple_element_t<j.value, typename W::types>;
+      if (j.value == k) matrix = X::is_array && leaf_rank<X>() == 2;
+    });
+    return matrix;
+  }
+  /// Is the k-th variable's gradient stored by an axis point's sweeps (point_stores)?
+  static constexpr bool point_stored(std::size_t k) {
+    for (std::size_t s = 0; s < reductions; ++s) if (point_stores(s, k)) return true;
+    return false;
+  }
   /// Does E hold a column anywhere?
   static constexpr bool has_columns = extents<E>::has_columns;
   /// Does E hold an axis point (sum(X, axis<1>))?
@@ -393,7 +420,8 @@ struct plan {
       using R = slot_node_t<E, s.value>;
       using Op = typename R::op_type;
       using Arg = std::remove_cvref_t<decltype(std::declval<const R&>().arg)>;
-      if constexpr (requires { Op::shifted; } && props<R>::is_point && !props<R>::is_column_point && is_leaf_v<Arg>) {
+      if constexpr (requires { Op::shifted; } && props<R>::is_point && !props<R>::is_column_point && is_leaf_v<Arg> &&
+                    point_axis<Op>() == 1) {
         if constexpr (Arg::is_variable && Arg::is_array) {
           constexpr std::size_t k = W::template index<Arg::name>;
           std::size_t uses = 0;
@@ -466,7 +494,7 @@ struct plan {
   /// ... or must it zero the gradient before it adds to it (a row's first write)?
   static constexpr bool zero_fills(int d, std::size_t k, std::size_t n) {
     return first_touch(k) == d && first_touch_nest(k) == n && (row_in(k, n) || point_writes(d, k, n)) &&
-           !stores(d, k, n) && !stashed(k);
+           !stores(d, k, n) && !stashed(k) && !point_stored(k);
   }
   static constexpr bool rejects_empty = [] {
     for (const auto& r : info) if (r.rejects_empty) return true;

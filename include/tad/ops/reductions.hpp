@@ -198,6 +198,31 @@ struct logsumexp_op : reduction_base {
   template <class T> static constexpr T kept_scale(T dr, T value, T shift) { return dr * math::exp(shift - value); }
 };
 
+/// The elementwise adjoint of a reduction along axis 0 (`sum(X, axis<0>)`), whose value and
+/// auxiliary number differ from lane to lane (a lane is a column, engine::down_loop): Op's
+/// `backward` with those numbers as batches. One T is Op's own backward.
+template <class Op, class V>
+TAD_INLINE constexpr V lane_backward(const V& dr, const V& v, const V& value, const V& aux, std::size_t n) {
+  if constexpr (!simd::is_batch_v<V>) {
+    return Op::backward(dr, v, value, aux, n);
+  } else if constexpr (std::is_base_of_v<mean_op, Op>) {
+    return dr / simd::splat<V>(n);
+  } else if constexpr (std::is_base_of_v<sum_op, Op>) {
+    return dr;
+  } else if constexpr (std::is_base_of_v<extremum_base<false>, Op> || std::is_base_of_v<extremum_base<true>, Op>) {
+    // As Op::backward: the elements equal to the extremum, or the NaNs where it is NaN (no
+    // element equals a NaN).
+    const auto hit = (v == value) | (math::isnan(value) & math::isnan(v));
+    return simd::select(hit, dr / aux, simd::splat<V>(0));
+  } else if constexpr (std::is_base_of_v<norm_op, Op>) {
+    const V inv = simd::select(value == simd::splat<V>(0), simd::splat<V>(0), simd::splat<V>(1) / value);
+    return dr * v * inv;
+  } else {
+    static_assert(std::is_base_of_v<logsumexp_op, Op>, "tad: internal: a reduction along axis 0 without a lane rule");
+    return dr * math::exp(v - value);
+  }
+}
+
 /// The length of a sum's argument, as a scalar leaf (for pulled-out loop invariants). It is
 /// taken when the sum is built: the argument's arrays are bound then, and an evaluation checks
 /// that they agree (bind_extents) before this is read.
@@ -226,6 +251,26 @@ constexpr std::size_t first_matrix_rows(const E& e) {
   }
 }
 
+/// The number of columns of the first matrix leaf of e (0 if it has none).
+template <class E>
+constexpr std::size_t first_matrix_cols(const E& e) {
+  if constexpr (is_leaf_v<E>) {
+    if constexpr (E::is_array && leaf_rank<E>() == 2) return e.cols; else return 0;
+  } else if constexpr (props<E>::is_reduction) {
+    return 0;
+  } else {
+    std::size_t n = 0;
+    bool found = false;
+    static_for<E::arity>([&](auto k) {
+      if (!found && props<child_t<k.value, E>>::rank == 2) {
+        n = first_matrix_cols(child<k.value>(e));
+        found = true;
+      }
+    });
+    return n;
+  }
+}
+
 /// The number of elements of the array expression e: the length of its first array leaf of
 /// e's rank (0 if it has none). A vector broadcast across a matrix's rows does not count: the
 /// result has the matrix's elements.
@@ -234,7 +279,8 @@ constexpr std::size_t first_array_length(const E& e) {
   if constexpr (is_leaf_v<E>) {
     if constexpr (E::is_array) return e.size; else return 0;
   } else if constexpr (props<E>::is_point && !props<E>::is_column_point) {
-    return first_matrix_rows(e.arg);  // one element per row
+    // One element per row (axis 1) or per column (axis 0).
+    if constexpr (E::op_type::axis == 0) return first_matrix_cols(e.arg); else return first_matrix_rows(e.arg);
   } else if constexpr (props<E>::is_reduction) {
     return 0;
   } else {
@@ -383,7 +429,8 @@ TAD_REDUCTION_FUNCTION(logsumexp, detail::lse_op_marker)
 #undef TAD_REDUCTION_FUNCTION
 
 /// `tad::axis<K>`: the axis a reduction runs along, as in NumPy: `sum(X, axis<1>)` sums along
-/// each row of the matrix expression X (one value per row, a vector of X's number of rows).
+/// each row of the matrix expression X (one value per row, a vector of X's number of rows),
+/// `sum(X, axis<0>)` down each column (one value per column, a vector of X's number of columns).
 template <int K>
 struct axis_t {
   static constexpr int value = K;
@@ -395,7 +442,9 @@ namespace detail {
 /// A reduction along axis `Axis` of a matrix expression (`sum(X, axis<1>)`): an *axis point*.
 /// To the engine it is a reduction node (a slot whose value the context holds, its adjoint summed
 /// in the sink) whose sweeps over a row run inside the loop over its parent's rows
-/// (engine::point_loop); to its parent it is a vector over the rows (props::is_point).
+/// (engine::point_loop); to its parent it is a vector over the rows (props::is_point). Along
+/// axis 0 its sweeps run down the rows of a block of columns, inside the loop over its
+/// parent's columns (engine::down_loop), and to its parent it is a vector over the columns.
 template <class Op, int Axis, bool Column = false>
 struct axis_op : Op {
   using axis_base = Op;
@@ -404,7 +453,8 @@ struct axis_op : Op {
   static constexpr bool is_column_point = Column;
   static constexpr int axis = Axis;
   /// Set by the engine in its copy of the expression: the values of a block of SIMD-width rows
-  /// (one T per row), which the parent's code reads as one batch (engine::point_loop).
+  /// (one T per row; axis 0: columns), which the parent's code reads as one batch
+  /// (engine::point_loop, engine::down_loop).
   const void* rows = nullptr;
 };
 
@@ -416,7 +466,6 @@ constexpr int axis_problem() {
   else if constexpr (has_custom_input_v<E>) return 3;
   else if constexpr (!props<E>::is_array || props<E>::rank != 2) return 2;
   else if constexpr (K != 0 && K != 1) return 4;
-  else if constexpr (K == 0) return 5;
   else if constexpr (props<E>::reductions > 0) return 6;
   else if constexpr (props<E>::has_column) return 7;
   else if constexpr (props<E>::is_mask) return 8;
@@ -447,22 +496,18 @@ constexpr int axis_problem() {
       static_assert(problem != 4, "tad::" #fn "(e, axis<K>): a matrix has axes 0 (down the columns) " \
                                   "and 1 (along the rows); K must be 0 or 1");                        \
       return detail::invalid_expression{};                                                            \
-    } else if constexpr (problem == 5) {                                                              \
-      static_assert(problem != 5, "tad::" #fn "(e, axis<0>): reductions down the columns are not "    \
-                                  "supported yet, only along the rows (axis<1>); doc/shapes.md");     \
-      return detail::invalid_expression{};                                                            \
     } else if constexpr (problem == 6) {                                                              \
-      static_assert(problem != 6, "tad::" #fn "(e, axis<1>): e must not contain a reduction (a full " \
+      static_assert(problem != 6, "tad::" #fn "(e, axis<K>): e must not contain a reduction (a full " \
                                   "one or another along an axis); not supported yet: compute it in "  \
                                   "its own expression and pass its value as a constant");            \
       return detail::invalid_expression{};                                                            \
     } else if constexpr (problem == 8) {                                                              \
-      static_assert(problem != 8, "tad::" #fn "(e, axis<1>): e is a mask (a comparison such as X > 0), "\
+      static_assert(problem != 8, "tad::" #fn "(e, axis<K>): e is a mask (a comparison such as X > 0), "\
                                   "not numbers; to count or sum where it holds, reduce "              \
                                   "tad::where(mask, 1.0, 0.0)");                                     \
       return detail::invalid_expression{};                                                            \
     } else if constexpr (problem == 7) {                                                              \
-      static_assert(problem != 7, "tad::" #fn "(e, axis<1>): e must not hold a column "               \
+      static_assert(problem != 7, "tad::" #fn "(e, axis<K>): e must not hold a column "               \
                                   "(tad::as_column); not supported yet in a reduction along an axis"); \
       return detail::invalid_expression{};                                                            \
     } else {                                                                                          \
@@ -470,12 +515,13 @@ constexpr int axis_problem() {
     }                                                                                                 \
   }
 
-/// Sum along each row of a matrix expression: `sum(X, axis<1>)[r]` is the sum of row r.
+/// Sum along each row of a matrix expression: `sum(X, axis<1>)[r]` is the sum of row r;
+/// `sum(X, axis<0>)[j]` the sum of column j (and so for every reduction below).
 TAD_AXIS_REDUCTION_FUNCTION(sum, detail::make<detail::axis_op<sum_op, K>>(e))
 /// Mean along each row of a matrix expression (NaN for rows of no elements).
 TAD_AXIS_REDUCTION_FUNCTION(mean, detail::make<detail::axis_op<mean_op, K>>(e))
 /// Maximum of each row; ties share the gradient equally; a matrix with rows but no columns is
-/// an error (std::domain_error), as for max(e).
+/// an error (std::domain_error), as for max(e) (axis<0>: columns but no rows).
 TAD_AXIS_REDUCTION_FUNCTION(max, detail::make<detail::axis_op<max_reduce_op, K>>(e))
 /// Minimum of each row, as max(e, axis<1>).
 TAD_AXIS_REDUCTION_FUNCTION(min, detail::make<detail::axis_op<min_reduce_op, K>>(e))
@@ -488,10 +534,10 @@ TAD_AXIS_REDUCTION_FUNCTION(logsumexp, detail::make<detail::axis_op<detail::logs
 TAD_AXIS_REDUCTION_FUNCTION(squared_norm, sum(square(e), axis<K>))
 
 namespace detail {
-/// A reduction along an axis not yet made a column.
+/// A reduction along the rows (axis 1) not yet made a column.
 template <class V>
 concept vector_point = requires { typename V::op_type; } && op_is_point<typename V::op_type>() &&
-                       !op_is_column_point<typename V::op_type>();
+                       !op_is_column_point<typename V::op_type>() && V::op_type::axis == 1;
 template <class Op>
 struct column_point_of;
 template <class Op, int Axis>
@@ -514,13 +560,24 @@ constexpr auto as_column(const V& p) noexcept {
   return node<Op, std::remove_cvref_t<decltype(p.arg)>>{p.arg, op};
 }
 
+namespace detail {
+/// A reduction along axis K as its matrix meets it: along the rows, a column (as_column); down
+/// the columns, as it is (a vector meets a matrix as a row).
+template <int K, class P>
+constexpr auto kept_axis(const P& p) {
+  if constexpr (K == 1) return as_column(p); else return p;
+}
+}  // namespace detail
+
 /// `softmax(e, axis<1>)`: the softmax of each row of the matrix expression e,
 /// `exp(e - as_column(logsumexp(e, axis<1>)))` (PyTorch's `softmax(e, dim=1)`); its gradient
 /// is `s * (dy - sum(dy * s, axis<1>))` per row. e appears twice, so an expression (not a leaf)
 /// is computed twice per element; a row of -inf gives NaN (as PyTorch's does).
-TAD_AXIS_REDUCTION_FUNCTION(softmax, exp(e - as_column(logsumexp(e, axis<K>))))
-/// `log_softmax(e, axis<1>)`: `e - as_column(logsumexp(e, axis<1>))`, each row's log-probabilities.
-TAD_AXIS_REDUCTION_FUNCTION(log_softmax, e - as_column(logsumexp(e, axis<K>)))
+/// `softmax(e, axis<0>)`: of each column, `exp(e - logsumexp(e, axis<0>))`.
+TAD_AXIS_REDUCTION_FUNCTION(softmax, exp(e - detail::kept_axis<K>(logsumexp(e, axis<K>))))
+/// `log_softmax(e, axis<1>)`: `e - as_column(logsumexp(e, axis<1>))`, each row's log-probabilities
+/// (axis<0>: each column's).
+TAD_AXIS_REDUCTION_FUNCTION(log_softmax, e - detail::kept_axis<K>(logsumexp(e, axis<K>)))
 
 #undef TAD_AXIS_REDUCTION_FUNCTION
 
