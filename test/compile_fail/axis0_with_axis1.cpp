@@ -1,7 +1,7 @@
 // A reduction down the columns (axis 0) combined elementwise with one along the rows (axis 1) of
 // another matrix is not built: their sweeps run in loops of different shapes (engine::down_loop,
 // engine::point_loop). The message says so and how to write it.
-// TAD_EXPECT: tad: a reduction along axis 0 \(tad::sum\(e, tad::axis<0>\)\) is combined elementwise with a reduction along axis 1 or a column \(tad::as_column\): not supported yet
+// TAD_EXPECT: tad: a reduction along axis 0 \(tad::sum\(e, tad::axis<0>\)\) meets a reduction along axis 1 or a column \(tad::as_column\) in one loop
 #include <tad/tad.hpp>
 
 #include <tuple>

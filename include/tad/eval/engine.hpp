@@ -148,7 +148,7 @@ class engine {
   /// ext: the length of each extent class (bind_extents).
   constexpr engine(const E& e, T* const* outs, const std::size_t* sizes, const extent_array<E>& ext)
       : e_(e), outs_(outs), sizes_(sizes) {
-    if constexpr (has_lets_v<E>) check_lets<E>();
+    if constexpr (has_lets_v<E>) check_lets<E, W>();
     if constexpr (copies) freeze(e_);
     validate<T>(e_);
     if constexpr (NC > 0) ctx_.n = ext[0];
@@ -403,13 +403,20 @@ class engine {
             a.sk.var[k.value] = simd::splat<V>(-0.0);
         });
       }
+      // The adjoints of the lets deferred across loops (deferred_let) in this element.
+      [[maybe_unused]] std::conditional_t<has_deferred && bwd, deferred_acc<V, all_lets>, char> xacc{};
+      if constexpr (has_deferred && bwd) {
+        for (auto& v : xacc.adj) v = simd::splat<V>(0);
+      }
       auto visit = [&]<std::size_t S>(const auto& r) TAD_INLINE_LAMBDA {
         constexpr reduction_info I = P::info[S];
         using R = std::remove_cvref_t<decltype(r)>;
         using Op = typename R::op_type;
         constexpr std::size_t AS = S + 1 - props<R>::reductions;
         using Arg = std::remove_cvref_t<decltype(r.arg)>;
-        if constexpr ((forward_here<K, A, N>(I) || backward_here<K, A, N>(I)) && region_has_lets<Arg, true>()) {
+        if constexpr (has_deferred && bwd && backward_here<K, A, N>(I) && holds_deferred<S>) {
+          step_lets_x<K, A, N, V, S>(r, l, a, i, xacc);
+        } else if constexpr ((forward_here<K, A, N>(I) || backward_here<K, A, N>(I)) && region_has_lets<Arg, true>()) {
           step_lets<K, A, N, V, S>(r, l, a, i);
         } else if constexpr (backward_here<K, A, N>(I) && !Op::needs_value) {
           // The argument's adjoint is known before its value: differentiate as it is evaluated.
@@ -427,6 +434,9 @@ class engine {
         }
       };
       visit_reductions<0>(l.e, visit);
+      if constexpr (has_deferred && bwd) {
+        if constexpr (finalizes<depth, N>) deferred_rules<depth, N, V>(l, a, i, xacc);
+      }
       if constexpr (bwd) {
         static_for<NV>([&](auto k) TAD_INLINE_LAMBDA {
           if constexpr (is_array_k<k.value>() && touches_here(depth, k.value, N) && !P::column_in(k.value, N)) {
@@ -472,6 +482,135 @@ class engine {
     with_lets<0, backward_here<K, A, N>(I), true, V, AS, I.root_base, true>(r.arg, lc, i, ls, main);
   }
 
+  /// Lets deferred across loops (eval/let.hpp, deferred_let; doc/design.md "Lets across loops").
+  using all_lets = std::conditional_t<has_lets_v<E>, lets_of_t<E>, let_list<>>;
+  /// Does E hold a deferred let?
+  static constexpr bool has_deferred = [] {
+    bool any = false;
+    static_for<all_lets::size>([&](auto k) { any = any || deferred_let<E, W, typename all_lets::template at<k.value>>::deferred; });
+    return any;
+  }();
+  /// Does the backward loop of depth D over nest N run the rule of a deferred let?
+  template <int D, std::size_t N>
+  static constexpr bool finalizes = [] {
+    bool any = false;
+    static_for<all_lets::size>([&](auto k) {
+      using X = deferred_let<E, W, typename all_lets::template at<k.value>>;
+      any = any || (X::deferred && X::depth == D && X::nest == N);
+    });
+    return any;
+  }();
+  /// Does it recompute the argument of reduction S for one (S holds it and ran backward earlier)?
+  template <int D, std::size_t N, std::size_t S>
+  static constexpr bool recomputes = [] {
+    bool any = false;
+    static_for<all_lets::size>([&](auto k) {
+      using X = deferred_let<E, W, typename all_lets::template at<k.value>>;
+      any = any || (X::deferred && X::depth == D && X::nest == N && X::in(S) && P::info[S].wants && P::info[S].depth < D);
+    });
+    return any;
+  }();
+  /// Does the argument of reduction S hold a deferred let?
+  template <std::size_t S>
+  static constexpr bool holds_deferred = [] {
+    bool any = false;
+    static_for<all_lets::size>([&](auto k) {
+      using X = deferred_let<E, W, typename all_lets::template at<k.value>>;
+      any = any || (X::deferred && X::in(S));
+    });
+    return any;
+  }();
+  /// ... is it recomputed by the loop of pass K, level or depth A, over nest N?
+  template <pass_kind K, int A, std::size_t N, std::size_t S>
+  static constexpr bool recomputed_in() {
+    if constexpr (!has_deferred || !(K == pass_kind::backward || K == pass_kind::fused || K == pass_kind::scaled)) return false;
+    else return recomputes<K == pass_kind::backward ? A : 0, N, S>;
+  }
+
+  /// step_lets for reduction S's argument holding a deferred let, in a backward pass: a deferred
+  /// let's summed adjoint goes to x (the pass that runs its rule) or is dropped (an earlier one).
+  template <pass_kind K, int A, std::size_t N, class V, std::size_t S, class R, class X>
+  TAD_INLINE static void step_lets_x(const R& r, const local& l, acc<V>& a, std::size_t i, X& x) {
+    constexpr reduction_info I = P::info[S];
+    using Op = typename R::op_type;
+    using Arg = std::remove_cvref_t<decltype(r.arg)>;
+    using Lets = lets_of_t<Arg, true, true>;
+    constexpr std::size_t AS = S + 1 - props<R>::reductions;
+    constexpr int depth = K == pass_kind::backward ? A : 0;
+    std::array<V, Lets::size> env;  // NOLINT(cppcoreguidelines-pro-type-member-init): with_lets_x assigns each before use
+    const auto lc = make_let_context<V, Lets>(l.ctx, env);
+    auto ls = make_let_sink<V, Lets>(a.sk);
+    auto main = [&]() TAD_INLINE_LAMBDA {
+      if constexpr (!Op::needs_value) {
+        const T seed = K == pass_kind::scaled ? T(1) : l.ctx.adj[S];
+        const V da = Op::backward(simd::splat<V>(seed), simd::splat<V>(0), l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
+        const auto t = forward_backward<V, AS, I.root_base, true>(r.arg, lc, i, da, ls);
+        if constexpr (forward_here<K, A, N>(I)) accumulate_tree<Op, Arg>(a.fs[S], t);
+      } else {
+        const auto t = forward<V, AS, I.root_base, true>(r.arg, lc, i);
+        if constexpr (forward_here<K, A, N>(I)) accumulate_tree<Op, Arg>(a.fs[S], t);
+        const V da = Op::backward(simd::splat<V>(l.ctx.adj[S]), t.v, l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
+        backward<AS, I.root_base>(r.arg, t, da, ls);
+      }
+    };
+    with_lets_x<0, defer_mode<E, W, depth, false>, true, V, AS, I.root_base, true>(r.arg, lc, i, ls, main, x);
+  }
+
+  /// The adjoints that the argument of reduction S, whose backward pass ran earlier, sends to the
+  /// deferred lets it holds, recomputed at element i (its adjoint is known): its code forward
+  /// and backward into a scratch sink, the lets' summed adjoints into x.
+  template <std::size_t S, class V, class R, class X>
+  TAD_INLINE static void recompute_deferred(const R& r, const local& l, std::size_t i, X& x) {
+    constexpr reduction_info I = P::info[S];
+    using Op = typename R::op_type;
+    using Arg = std::remove_cvref_t<decltype(r.arg)>;
+    using Lets = lets_of_t<Arg, true, true>;
+    constexpr std::size_t AS = S + 1 - props<R>::reductions;
+    sink<V, W, NR, NI, true> scratch;  // NOLINT(cppcoreguidelines-pro-type-member-init): zeroed below
+    for (auto& v : scratch.var) v = simd::splat<V>(0);
+    for (auto& v : scratch.red) v = simd::splat<V>(0);
+    for (auto& v : scratch.inv) v = simd::splat<V>(0);
+    std::array<V, Lets::size> env;  // NOLINT(cppcoreguidelines-pro-type-member-init): with_lets_x assigns each before use
+    const auto lc = make_let_context<V, Lets>(l.ctx, env);
+    auto ls = make_let_sink<V, Lets>(scratch);
+    auto main = [&]() TAD_INLINE_LAMBDA {
+      if constexpr (!Op::needs_value) {
+        const V da = Op::backward(simd::splat<V>(l.ctx.adj[S]), simd::splat<V>(0), l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
+        forward_backward<V, AS, I.root_base, true>(r.arg, lc, i, da, ls);
+      } else {
+        const auto t = forward<V, AS, I.root_base, true>(r.arg, lc, i);
+        const V da = Op::backward(simd::splat<V>(l.ctx.adj[S]), t.v, l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
+        backward<AS, I.root_base>(r.arg, t, da, ls);
+      }
+    };
+    with_lets_x<0, defer_mode<E, W, 0, true>, true, V, AS, I.root_base, true>(r.arg, lc, i, ls, main, x);
+  }
+
+  /// At the end of element i of the backward loop of depth D over nest N: the recomputed
+  /// contributions of the arguments whose passes ran earlier, then the rule of each deferred let
+  /// of this loop, once, on its adjoint summed over all its occurrences (its body evaluated as
+  /// at its occurrence in its owner, a reduction handled by this loop).
+  template <int D, std::size_t N, class V, class X>
+  TAD_INLINE static void deferred_rules(const local& l, acc<V>& a, std::size_t i, X& x) {
+    static_for<NR>([&](auto S) TAD_INLINE_LAMBDA {
+      if constexpr (recomputes<D, N, S.value>) recompute_deferred<S.value, V>(slot_ref<S.value>(l.e), l, i, x);
+    });
+    static_for<all_lets::size>([&](auto k) TAD_INLINE_LAMBDA {
+      using L = typename all_lets::template at<k.value>;
+      using Y = deferred_let<E, W, L>;
+      if constexpr (Y::deferred && Y::depth == D && Y::nest == N) {
+        constexpr std::size_t O = Y::owner;
+        const auto& owner = slot_ref<O>(l.e);
+        constexpr std::size_t AS = O + 1 - props<std::remove_cvref_t<decltype(owner)>>::reductions;
+        auto rule = [&]<std::size_t S2, std::size_t R2>(const L& node) TAD_INLINE_LAMBDA {
+          const auto t = forward<V, S2, R2, true>(node.arg, l.ctx, i);
+          backward<S2, R2>(node.arg, t, x.adj[k.value], a.sk);
+        };
+        visit_first_let<L, true, AS, P::info[O].root_base>(owner.arg, rule);
+      }
+    });
+  }
+
   /// Computes the loop invariants of the reductions this loop handles (or of E, to store it).
   template <pass_kind K, int A, std::size_t N>
   void compute_invariants() {
@@ -483,7 +622,7 @@ class engine {
     } else {
       auto per_reduction = [&]<std::size_t S>(const auto& r) {
         constexpr reduction_info I = P::info[S];
-        if constexpr (forward_here<K, A, N>(I) || backward_here<K, A, N>(I)) {
+        if constexpr (forward_here<K, A, N>(I) || backward_here<K, A, N>(I) || recomputed_in<K, A, N, S>()) {
           visit_roots<S + 1 - props<std::remove_cvref_t<decltype(r)>>::reductions, I.root_base>(r.arg, eval_root);
         }
       };
@@ -1293,10 +1432,10 @@ class engine {
     }
     for (; j < cols; ++j) down_block<K, A, N, T, 1>(l, at.data(), j, lb);
     if constexpr (K != pass_kind::store) {
-      // finish merges U accumulators: fold the others into the first U.
+      // finish merges U accumulators: fold the others into the first U (DB may be fewer).
       for (std::size_t u = U; u < DB; ++u) fold_acc(ab[u % U], ab[u]);
       std::array<acc<B>, U> first;  // NOLINT(cppcoreguidelines-pro-type-member-init): assigned below
-      for (std::size_t u = 0; u < U; ++u) first[u] = ab[u];
+      for (std::size_t u = 0; u < U; ++u) first[u] = u < DB ? ab[u] : make_acc<B>();
       finish<K, A, N>(first, at[0]);
       static_for<NR>([&](auto S) {
         if constexpr (point_backward<K, A, N, S.value>()) {

@@ -12,6 +12,7 @@
 
 #include <tad/core/errors.hpp>
 #include <tad/core/expression.hpp>
+#include <tad/core/let.hpp>
 #include <tad/detail/static_for.hpp>
 #include <tad/eval/elementwise.hpp>
 
@@ -88,11 +89,16 @@ struct leaf_entry {
   bool down = false;     // ... along axis 0 (sum(X, axis<0>)): a vector over its argument's columns
   int rank = 0;
   std::string_view name{};
+  std::string_view let{};   // the innermost let whose body holds it (tad::let<"z">), if any
+  std::size_t let_pos = 0;  // its position among that body's leaves
 };
 
 template <class E, std::size_t Slot>
-constexpr void list_leaves(leaf_entry* out, std::size_t base, std::size_t region) {
+constexpr void list_leaves(leaf_entry* out, std::size_t base, std::size_t region, std::string_view let = {},
+                           std::size_t let_base = 0) {
   if constexpr (is_leaf_v<E>) {
+    out[base].let = let;
+    out[base].let_pos = base - let_base;
     out[base].region = region;
     out[base].is_array = E::is_array || is_column_v<E>;
     out[base].column = is_column_v<E>;
@@ -103,10 +109,11 @@ constexpr void list_leaves(leaf_entry* out, std::size_t base, std::size_t region
     }
   } else {
     const std::size_t mine = props<E>::is_reduction ? Slot + props<E>::reductions - 1 : region;
+    if constexpr (is_let_node_v<E>) let = E::op_type::let_name.view(), let_base = base;
     std::size_t b = base;
     static_for<E::arity>([&](auto k) {
       using C = child_t<k.value, E>;
-      list_leaves<C, child_slot<E, k.value, Slot>()>(out, b, mine);
+      list_leaves<C, child_slot<E, k.value, Slot>()>(out, b, mine, let, let_base);
       b += leaf_count<C>();
     });
   }
@@ -216,7 +223,10 @@ struct extents {
         if (l[j].point && !l[j].down && l[i].region == j - leaves && row_axis(i) != no_class)
           unite(l[j].column ? row_axis(j) : last_axis(j), row_axis(i));
         if (l[j].down && l[i].region == j - leaves && last_axis(i) != no_class) unite(last_axis(j), last_axis(i));
-        if (!l[i].name.empty() && l[i].name == l[j].name) {
+        // So has every copy of one leaf of a let's body (the let is one node: `let<"z">(X * w)`
+        // used in two reductions, X a constant: both copies of X are one matrix).
+        const bool same_let_leaf = !l[i].let.empty() && l[i].let == l[j].let && l[i].let_pos == l[j].let_pos;
+        if ((!l[i].name.empty() && l[i].name == l[j].name) || same_let_leaf) {
           unite(2 * i + 1, 2 * j + 1);
           if (l[i].rank == 2 && l[j].rank == 2) unite(2 * i, 2 * j);
         }
@@ -472,7 +482,8 @@ inline std::string describe_shape(const fixed_by& f) {
     const fixed_by& rf, const fixed_by& first, const fixed_by& self, std::size_t c, bool column_class,
     bool point_class, bool down_class, std::size_t expected, std::size_t got) {
   const fixed_by& f = rf.describe != nullptr && (rf.row_class == c || rf.col_class == c) ? rf : first;
-  if (down_class) throw_down_mismatch(f, self, expected, got);
+  // Arrays of one region that disagree (inside the point's argument) get the usual message.
+  if (down_class && f.region != self.region) throw_down_mismatch(f, self, expected, got);
   throw_extent_mismatch(rf, first, self, c, column_class, point_class, expected, got);
 }
 
@@ -491,9 +502,10 @@ constexpr extent_array<E> bind_extents(const E& e) {
                 "column: X - tad::as_column(tad::max(X, tad::axis<1>)) (NumPy's keepdims=True); or reduce it "
                 "(tad::sum, tad::mean), or combine it with vectors");
   static_assert(!extent_info::t.down_mixed,
-                "tad: a reduction along axis 0 (tad::sum(e, tad::axis<0>)) is combined elementwise with a "
-                "reduction along axis 1 or a column (tad::as_column): not supported yet; compute one of them "
-                "in its own expression");
+                "tad: a reduction along axis 0 (tad::sum(e, tad::axis<0>)) meets a reduction along axis 1 or "
+                "a column (tad::as_column) in one loop (combined elementwise, or in two reductions over "
+                "matrices of one shape, which run in one loop): not supported yet; compute one of them in "
+                "its own expression");
   static_assert(!extent_info::t.column_without_matrix,
                 "tad: a column (tad::as_column) is combined with no matrix: a column is one value per row "
                 "of the matrix it is combined with elementwise (X * as_column(c)); alone, or with vectors "

@@ -162,10 +162,170 @@ constexpr void walk_regions(region_walk& w, int region, bool in_loop) {
   }
 }
 
-/// The first let of E used in two regions whose body has a rule not linear in the adjoint
-/// (then the adjoints of its occurrences would need summing across loops): its index in
-/// lets_of_t<E>, or the list's size.
+/// Where the occurrences of the let named Name sit in E: per reduction slot, in the region code
+/// of its argument (`slot`), or elsewhere (`other`: the scalar code above the loops, a loop
+/// invariant, the argument of a reduction along an axis).
+template <std::size_t NR>
+struct let_places {
+  std::array<bool, NR + 1> slot{};
+  bool other = false;
+};
+template <fixed_string Name, class E, std::size_t Slot, std::size_t NR>
+constexpr void walk_places(let_places<NR>& p, std::size_t region, bool elsewhere) {
+  if constexpr (!is_leaf_v<E>) {
+    std::size_t r = region;
+    bool other = elsewhere;
+    if constexpr (props<E>::is_reduction) {
+      r = Slot + props<E>::reductions - 1;
+      other = props<E>::is_point;
+    } else if constexpr (props<E>::is_root) {
+      if (region != NR) other = true;  // a loop invariant
+    }
+    if constexpr (is_let_node_v<E>) {
+      if constexpr (same_name<E::op_type::let_name, Name>) {
+        if (r == NR || other) p.other = true;
+        else p.slot[r] = true;
+      }
+    }
+    static_for<E::arity>([&](auto k) { walk_places<Name, child_t<k.value, E>, child_slot<E, k.value, Slot>()>(p, r, other); });
+  }
+}
+
+/// Does E hold a reduction along an axis?
 template <class E>
+constexpr bool holds_point() {
+  if constexpr (is_leaf_v<E>) {
+    return false;
+  } else {
+    bool any = props<E>::is_point;
+    static_for<E::arity>([&](auto k) { any = any || holds_point<child_t<k.value, E>>(); });
+    return any;
+  }
+}
+
+/// A let whose body has a rule not linear in the adjoint, used in the arguments of several
+/// reductions (`sum(f(c)) + max(g(c))`, `zc - mean(zc)`): its rule must run once per element on
+/// the adjoint summed over all of them, but they push their adjoints in their own backward
+/// passes. Such a let is *deferred* (doc/design.md, "Lets across loops"): in the deepest
+/// backward pass that reaches one of its occurrences (`depth`), the loop over their common nest
+/// recomputes the contributions of the occurrences whose passes ran earlier (their reductions'
+/// adjoints are known by then), adds those of its own, and runs the rule once; the earlier
+/// passes drop theirs. The rule's adjoint goes to the copy of the body in one reduction of that
+/// pass (`owner`), including what its reductions receive: every copy computes the same value.
+/// Supported (`ok`) when every occurrence is in the code of a whole-array reduction's argument,
+/// all of one nest without columns, the body holds no let, and no argument recomputed in the
+/// last pass holds a reduction along an axis; otherwise a compile error (check_lets).
+template <class E, class W, class L>
+struct deferred_let {
+  using P = plan<E, W>;
+  static constexpr std::size_t NR = P::reductions;
+  static constexpr let_places<NR> places = [] {
+    let_places<NR> p{};
+    walk_places<L::op_type::let_name, E, 0, NR>(p, NR, false);
+    return p;
+  }();
+  using body = std::remove_cvref_t<decltype(std::declval<const L&>().arg)>;
+  static constexpr bool linear = adjoint_linear<L>();
+  /// Used in more than one region (walk_regions: a reduction's argument, the scalar code, a
+  /// loop invariant).
+  static constexpr bool several = [] {
+    region_walk w{};
+    walk_regions<L::op_type::let_name, E>(w, 0, false);
+    return w.several;
+  }();
+  /// The nest of its reductions (no_class: none, or more than one).
+  static constexpr std::size_t nest = [] {
+    std::size_t n = no_class;
+    for (std::size_t s = 0; s < NR; ++s) {
+      if (!places.slot[s]) continue;
+      if (n != no_class && n != P::info[s].nest) return no_class;
+      n = P::info[s].nest;
+    }
+    return n;
+  }();
+  static constexpr bool deferred = several && !linear;
+  /// The backward pass whose loop runs the rule: the deepest of a reduction holding an
+  /// occurrence that wants a gradient (-1: none does).
+  static constexpr int depth = [] {
+    int d = -1;
+    for (std::size_t s = 0; s < NR; ++s)
+      if (places.slot[s] && P::info[s].wants && P::info[s].depth > d) d = P::info[s].depth;
+    return d;
+  }();
+  /// Does an argument recomputed in that pass (its reduction's pass ran earlier) hold a
+  /// reduction along an axis? Its values exist only in the loop that sweeps it.
+  static constexpr bool recomputes_points = [] {
+    bool any = false;
+    static_for<NR>([&](auto s) {
+      if (places.slot[s.value] && P::info[s.value].wants && P::info[s.value].depth < depth)
+        any = any || holds_point<std::remove_cvref_t<decltype(std::declval<const slot_node_t<E, s.value>&>().arg)>>();
+    });
+    return any;
+  }();
+  static constexpr bool ok = !deferred || (!places.other && nest < P::nests && !extents<E>::t.nest_columns[nest] &&
+                                           !extents<E>::t.nest_column_points[nest] && !has_lets_v<body> &&
+                                           !recomputes_points);
+  /// The reduction holding an occurrence whose backward runs in that pass (the first one).
+  static constexpr std::size_t owner = [] {
+    for (std::size_t s = 0; s < NR; ++s)
+      if (places.slot[s] && P::info[s].wants && P::info[s].depth == depth) return s;
+    return NR;
+  }();
+  /// Does reduction s hold an occurrence?
+  static constexpr bool in(std::size_t s) { return places.slot[s]; }
+};
+
+/// What with_lets_x does with the summed adjoint of a let in a region: runs the body's rule (0),
+/// adds it to the loop's accumulator of that let (1: a deferred let in the pass that runs its
+/// rule, or a recomputed region), or drops it (2: a deferred let in an earlier pass).
+template <class E, class W, int Depth, bool Recompute>
+struct defer_mode {
+  template <class L>
+  static constexpr int mode = [] {
+    if constexpr (!deferred_let<E, W, L>::deferred) return 0;
+    else return Recompute || deferred_let<E, W, L>::depth == Depth ? 1 : 2;
+  }();
+};
+
+/// The adjoints of the deferred lets of a loop's element, one per let of E (Lets).
+template <class V, class Lets>
+struct deferred_acc {
+  std::array<V, Lets::size> adj;
+  template <class L, class D>
+  TAD_INLINE constexpr void add(const D& dy) {
+    auto& a = adj[Lets::template index<L::op_type::let_name>];
+    a = accumulate_adjoint(a, dy);
+  }
+};
+
+/// with_lets for a backward pass over code that holds deferred lets (deferred_let): as
+/// with_lets with Bwd, except that what happens to each let's summed adjoint is Mode's choice,
+/// and exported adjoints go to x.
+template <std::size_t K, class Mode, bool SkipRoots, class V, std::size_t Slot, std::size_t Root, bool Loop, class E,
+          class LC, class LS, class Main, class X>
+TAD_INLINE constexpr void with_lets_x(const E& e, const LC& lc, std::size_t i, LS& ls, Main& main, X& x) {
+  using Lets = typename LC::lets;
+  if constexpr (K == Lets::size) {
+    main();
+  } else {
+    using L = typename Lets::template at<K>;
+    auto body = [&]<std::size_t S, std::size_t R>(const L& node) TAD_INLINE_LAMBDA {
+      const auto t = forward<V, S, R, Loop>(node.arg, lc, i);
+      lc.env[K] = t.v;
+      with_lets_x<K + 1, Mode, SkipRoots, V, Slot, Root, Loop>(e, lc, i, ls, main, x);
+      if constexpr (LS::template wants<L>) {
+        constexpr int m = Mode::template mode<L>;
+        if constexpr (m == 0) backward<S, R>(node.arg, t, ls.let[K], ls);
+        else if constexpr (m == 1) x.template add<L>(ls.let[K]);
+      }
+    };
+    visit_first_let<L, SkipRoots, Slot, Root>(e, body);
+  }
+}
+
+/// The first let of E used in two regions whose body has a rule not linear in the adjoint
+/// and that cannot be deferred (deferred_let::ok): its index in lets_of_t<E>, or the list's size.
+template <class E, class W>
 struct lets_across_loops {
   template <class List>
   struct scan;
@@ -174,9 +334,7 @@ struct lets_across_loops {
     static constexpr std::size_t value = [] {
       std::size_t k = 0, found = sizeof...(L);
       auto one = [&]<class X>() {
-        region_walk w{};
-        walk_regions<X::op_type::let_name, E>(w, 0, false);
-        if (found == sizeof...(L) && w.several && !adjoint_linear<X>()) found = k;
+        if (found == sizeof...(L) && !deferred_let<E, W, X>::ok) found = k;
         ++k;
       };
       (one.template operator()<L>(), ...);
@@ -193,17 +351,19 @@ constexpr void report_let_across_loops() {
   static_assert(always_false<Name>,
                 "tad::let<name>(e): a let whose body has a gradient rule not linear in the adjoint "
                 "(clip_gradient, custom_gradient, an overridden op) is used in more than one loop "
-                "or loop invariant, or both in a loop and in the scalar code above it; this is not "
-                "supported yet (adjoints from different loops are not summed before the rule): "
-                "use it under one reduction, or only in the scalar code");
+                "or loop invariant, or both in a loop and in the scalar code above it; this is "
+                "supported only where every use is in the argument of a reduction of the whole "
+                "array (sum, mean, max, ...) over arrays of one shape, the let's body holds no "
+                "other let, and a reduction along an axis is met only by uses whose gradients "
+                "are pushed in one pass; not in the scalar code, a loop invariant or the argument "
+                "of a reduction along an axis");
 }
 
 /// Called by the engine for an expression with lets: one compile error for a let it cannot share.
-template <class E>
+template <class E, class W>
 constexpr void check_lets() {
-  if constexpr (!lets_across_loops<E>::ok) {
-    report_let_across_loops<let_name_type_t<typename lets_across_loops<E>::lets::template at<lets_across_loops<E>::index>>>();
-  }
+  using X = lets_across_loops<E, W>;
+  if constexpr (!X::ok) report_let_across_loops<let_name_type_t<typename X::lets::template at<X::index>>>();
 }
 
 }  // namespace tad::detail

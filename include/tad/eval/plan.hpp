@@ -161,21 +161,22 @@ constexpr auto slot_node() {
 template <class E, std::size_t S>
 using slot_node_t = typename decltype(slot_node<E, S>())::type;
 
-/// The reduction node of e at post-order slot S (e's first slot: Slot), by reference.
+/// The reduction node of e at post-order slot S (e's first slot: Slot), by reference (const if e is).
 template <std::size_t S, std::size_t Slot = 0, class N>
 constexpr auto& slot_ref(N& e) {
-  if constexpr (props<N>::is_reduction && Slot + props<N>::reductions - 1 == S) {
+  using M = std::remove_const_t<N>;
+  if constexpr (props<M>::is_reduction && Slot + props<M>::reductions - 1 == S) {
     return e;
   } else {
     constexpr std::size_t k = [] {
       std::size_t found = 0;
-      static_for<N::arity>([&](auto j) {
-        constexpr std::size_t first = child_slot<N, j.value, Slot>();
-        if (first <= S && S < first + props<child_t<j.value, N>>::reductions) found = j.value;
+      static_for<M::arity>([&](auto j) {
+        constexpr std::size_t first = child_slot<M, j.value, Slot>();
+        if (first <= S && S < first + props<child_t<j.value, M>>::reductions) found = j.value;
       });
       return found;
     }();
-    return slot_ref<S, child_slot<N, k, Slot>()>(child<k>(e));
+    return slot_ref<S, child_slot<M, k, Slot>()>(child<k>(e));
   }
 }
 
