@@ -262,23 +262,38 @@ BOOST_AUTO_TEST_CASE(a_length_one_axis_is_an_error_that_says_how_to_write_it) {
   auto R = tad::var<"R">(r4.data(), 1, 4);
   tad_test::expect_shape_error([&] { (void)tad::value(tad::sum(X * R)); },
                                "tad: matrices combined elementwise differ in shape: variable 'X' has shape 3 x 4, "
-                               "variable 'R' has shape 1 x 4 (an axis of length 1 is not broadcast: a 1 x n matrix is "
-                               "written as a vector of length n, a row; an n x 1 one as tad::as_column(v) of a vector "
-                               "of length n)",
+                               "variable 'R' has shape 1 x 4 (an axis of length 1 is not broadcast: view a 1 x n matrix "
+                               "m as the vector of its elements, a row, tad::var<\"m\">(std::span(m)); an n x 1 one "
+                               "as that vector's column, tad::as_column(tad::var<\"m\">(std::span(m))))",
                                3, 1);
   auto C = tad::var<"C">(c3.data(), 3, 1);
   tad_test::expect_shape_error([&] { (void)tad::value(tad::sum(X - C)); },
                                "tad: matrices combined elementwise differ in shape: variable 'X' has shape 3 x 4, "
-                               "variable 'C' has shape 3 x 1 (an axis of length 1 is not broadcast: a 1 x n matrix is "
-                               "written as a vector of length n, a row; an n x 1 one as tad::as_column(v) of a vector "
-                               "of length n)",
+                               "variable 'C' has shape 3 x 1 (an axis of length 1 is not broadcast: view a 1 x n matrix "
+                               "m as the vector of its elements, a row, tad::var<\"m\">(std::span(m)); an n x 1 one "
+                               "as that vector's column, tad::as_column(tad::var<\"m\">(std::span(m))))",
                                4, 1);
-  // The forms it names: X * r (r the row's 4 elements) and X - as_column(c); with all ones,
-  // sums of 12 ones and of 12 zeros.
-  auto r = tad::var<"r">(r4);
-  auto c = tad::var<"c">(c3);
-  BOOST_TEST(tad::value(tad::sum(X * r)) == 12.0);
-  BOOST_TEST(tad::value(tad::sum(X - tad::as_column(c))) == 0.0);
+  // The forms it names give NumPy's broadcast of the 1 x 4 and 3 x 1 matrices, gradients
+  // included: L = sum(Y * r) + sum(Y * as_column(c)) with r the 1 x 4 matrix's elements and c
+  // the 3 x 1 one's: dL/dr_j = sum_i Y_ij (the 1 x 4 gradient NumPy's broadcast gives),
+  // dL/dc_i = sum_j Y_ij, dL/dY_ij = r_j + c_i. The parameters update the matrices in place.
+  const tad::matrix<double> Ym{{1, 2, 3, 4}, {5, 6, 7, 8}, {9, 10, 11, 12}};
+  tad::matrix<double> row_m{{0.5, -1, 2, 0.25}}, col_m{{1}, {-2}, {3}};
+  auto Y = tad::var<"Y">(Ym);
+  auto r = tad::var<"r">(std::span(row_m));
+  auto c = tad::var<"c">(std::span(col_m));
+  const auto [bv, gY, gr, gc] = tad::grad(tad::sum(Y * r) + tad::sum(Y * tad::as_column(c)), Y, r, c);
+  double want = 0;
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 0; j < 4; ++j) {
+      want += Ym(i, j) * (row_m(0, j) + col_m(i, 0));
+      BOOST_TEST(gY(i, j) == row_m(0, j) + col_m(i, 0));
+    }
+  BOOST_TEST(bv == want);
+  BOOST_TEST(gr == (std::vector<double>{15, 18, 21, 24}));
+  BOOST_TEST(gc == (std::vector<double>{10, 26, 42}));
+  tad::parameter_set broadcast_params(r, c);  // views of row_m and col_m
+  BOOST_TEST(broadcast_params.total() == 7u);
   // Lengths that differ with neither being 1 keep the plain message.
   std::vector<double> b2{1, 2};
   tad_test::expect_shape_error([&] { (void)tad::value(tad::sum(x * tad::var<"b">(b2))); },

@@ -4,7 +4,9 @@
 // double, unaligned, ld = cols + 3) against closed forms, with a dense matrix and a row vector
 // in the same expression; the gradient dense `rows x cols`; results of matrix shape; the padding
 // between rows never read or written; ld < cols rejected; grad_into's overlap check over the
-// view's whole span; gradcheck; pass counts.
+// view's whole span; gradcheck; pass counts. Then single columns of a row-major matrix
+// (`column_of`, a strided vector) and rows (`row_of`): as vector variables and constants, as a
+// row and as a column of a matrix, their gradients dense, their errors.
 #include "support/matrix_check.hpp"
 
 #include <tad/tad.hpp>
@@ -120,6 +122,88 @@ BOOST_AUTO_TEST_CASE(bad_strides_and_overlaps_are_errors) {
   BOOST_CHECK_THROW((void)(X + X2), std::invalid_argument);
   // grad with a variable of another stride than in the expression: not the expression's X.
   BOOST_CHECK_THROW((void)tad::grad(tad::sum(X), X2), std::invalid_argument);
+}
+
+// ---- single rows and columns (doc/shapes.md "Single rows and columns") ---------------------------
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(a_column_of_a_matrix_as_a_vector, T, reals) {
+  // c = column k of an n x 3 row-major matrix (elements 3 apart), a variable; v a dense vector
+  // variable. L = sum(v * tanh(c)) + sum(square(c)): dL/dc_i = v_i (1 - tanh^2 c_i) + 2 c_i,
+  // dL/dv_i = tanh(c_i); the gradient of c is dense, n elements. Lengths around the SIMD widths.
+  for (std::size_t n : tad_test::lengths) {
+    for (std::size_t k = 0; k < 3; ++k) {
+      tad::matrix<T> m(n, 3);
+      for (std::size_t i = 0; i < m.size(); ++i) m.data()[i] = T(std::sin(0.7 * double(i) + 0.1));
+      buffer<T> vs(n, 1);
+      tad_test::fill_uniform(vs, -1, 1, static_cast<unsigned>(n + k));
+      auto c = tad::var<"c">(tad::column_of(m, k));
+      auto v = tad::var<"v">(vs.span());
+      const auto [value, gc, gv] = tad::grad(tad::sum(v * tad::tanh(c)) + tad::sum(tad::square(c)), c, v);
+      BOOST_TEST_REQUIRE(gc.size() == n);
+      double want = 0;
+      std::size_t bad = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const double ci = double(m(i, k)), vi = double(vs[i]), t = std::tanh(ci);
+        want += vi * t + ci * ci;
+        if (!tad_test::close(double(gc[i]), vi * (1 - t * t) + 2 * ci, tad_test::grad_tol<T>())) ++bad;
+        if (!tad_test::close(double(gv[i]), t, tad_test::grad_tol<T>())) ++bad;
+      }
+      BOOST_TEST(bad == 0u, "column " << k << " of " << n << " x 3: " << bad << " elements differ");
+      BOOST_TEST(tad_test::close(double(value), want, tad_test::grad_tol<T>() * double(n + 1)));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(columns_as_rows_columns_and_constants) {
+  // A column of Y (4 x 3, so 4 elements 3 apart) is a row of X (2 x 4), broadcast across X's
+  // rows; a column of Z (2 x 5) is a column of X (as_column); a constant column weighs a
+  // vector. L = sum(X * r + as_column(q)) with r = column 1 of Y and q = column 4 of Z:
+  // dL/dr_j = sum_i X_ij, dL/dq_i = 4 (a column's gradient sums the row), dL/dX_ij = r_j.
+  tad::matrix<double> Xm{{1, 2, 3, 4}, {5, 6, 7, 8}};
+  tad::matrix<double> Ym{{0, 1, 0}, {0, 2, 0}, {0, 3, 0}, {0, 4, 0}};
+  tad::matrix<double> Zm{{0, 0, 0, 0, 10}, {0, 0, 0, 0, 20}};
+  auto X = tad::var<"X">(Xm);
+  auto r = tad::var<"r">(tad::column_of(Ym, 1));
+  auto q = tad::var<"q">(tad::column_of(Zm, 4));
+  const auto [v, gX, gr, gq] = tad::grad(tad::sum(X * r + tad::as_column(q)), X, r, q);
+  BOOST_TEST(v == (1 * 1 + 2 * 2 + 3 * 3 + 4 * 4) + (5 * 1 + 6 * 2 + 7 * 3 + 8 * 4) + 4 * 10 + 4 * 20);
+  BOOST_TEST(gr == (std::vector<double>{6, 8, 10, 12}));
+  BOOST_TEST(gq == (std::vector<double>{4, 4}));
+  for (std::size_t i = 0; i < 2; ++i)
+    for (std::size_t j = 0; j < 4; ++j) BOOST_TEST(gX(i, j) == Ym(j, 1));
+  // A constant column: value(column of Y times a vector) = the elementwise product.
+  const std::vector<double> w{1, -1, 2, -2};
+  const std::vector<double> p = tad::value(tad::constant(tad::column_of(Ym, 1)) * tad::constant(w));
+  BOOST_TEST(p == (std::vector<double>{1, -2, 6, -8}));
+  // A strided view by pointer: column 2 of a 3 x 4 block whose rows are 6 apart.
+  const std::vector<double> big{0, 0, 1, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 3, 0, 0, 0};
+  BOOST_TEST(tad::value(tad::sum(tad::constant(tad::column_of(big.data(), 3, 4, 6, 2)))) == 6.0);
+  // A row is a contiguous span: row_of.
+  auto row = tad::var<"row">(tad::row_of(Ym, 2));
+  BOOST_TEST(std::get<0>(tad::grad(tad::sum(row), row)) == 3.0);
+  // gradcheck sees the column's elements through its stride.
+  BOOST_TEST(static_cast<bool>(tad::gradcheck(tad::sum(tad::exp(r) * tad::sin(r)), r)));
+}
+
+BOOST_AUTO_TEST_CASE(column_errors) {
+  tad::matrix<double> m(4, 3, 1.0);
+  tad_test::expect_message<std::out_of_range>([&] { (void)tad::column_of(m, 3); },
+                                              "tad::column_of(m, 3): m has 3 columns");
+  tad_test::expect_message<std::out_of_range>([&] { (void)tad::row_of(m, 4); }, "tad::row_of(m, 4): m has 4 rows");
+  // A gradient buffer over the column's span (between its elements) overlaps it.
+  auto c = tad::var<"c">(tad::column_of(m, 1));
+  std::vector<double> g(4);
+  BOOST_CHECK_NO_THROW((void)tad::grad_into(tad::sum(c), tad::wrt(c, g)));
+  BOOST_TEST(g == std::vector<double>(4, 1.0));
+  std::span<double> inside(m.data() + 2, 4);
+  BOOST_CHECK_THROW((void)tad::grad_into(tad::sum(c), tad::wrt(c, inside)), std::invalid_argument);
+  // One name, two columns: two variables.
+  auto c2 = tad::var<"c">(tad::column_of(m, 2));
+  BOOST_CHECK_THROW((void)(c + c2), std::invalid_argument);
+  BOOST_CHECK_THROW((void)tad::grad(tad::sum(c), c2), std::invalid_argument);
+  // Lengths must agree with the vectors it is combined with.
+  const std::vector<double> five(5, 1.0);
+  BOOST_CHECK_THROW((void)tad::value(tad::sum(c * tad::constant(five))), tad::shape_error);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

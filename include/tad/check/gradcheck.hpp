@@ -106,6 +106,10 @@ struct gradcheck_store {
       for (std::size_t r = 0; r < x.rows; ++r)
         for (std::size_t c = 0; c < x.cols; ++c) dense[r * x.cols + c] = x.data[r * x.ld + c];
       return var(X::name.view(), dense.data(), x.size);
+    } else if constexpr (is_gathered_v<X>) {
+      std::vector<typename X::value_type> dense(x.size);
+      for (std::size_t i = 0; i < x.size; ++i) dense[i] = x.data[i * x.stride];
+      return var(X::name.view(), dense.data(), x.size);
     } else {
       return var(X::name.view(), x.data, x.size);
     }
@@ -128,6 +132,12 @@ auto to_double(const E& e, gradcheck_store& store) {
       for (std::size_t r = 0; r < e.rows; ++r)
         for (std::size_t c = 0; c < e.cols; ++c) dense[r * e.cols + c] = static_cast<double>(e.data[r * e.ld + c]);
       return matrix_constant<double>{store.constant(dense.data(), e.size), e.size, e.rows, e.cols};
+    } else if constexpr (is_gathered_v<E> && !E::is_variable) {
+      std::vector<double> dense(e.size);
+      for (std::size_t i = 0; i < e.size; ++i) dense[i] = static_cast<double>(e.data[i * e.stride]);
+      return array_constant<double>{store.constant(dense.data(), e.size), e.size};
+    } else if constexpr (is_gathered_v<E>) {
+      return array_var<E::name, double>{store.var_of(e), e.size};
     } else if constexpr (E::is_variable && leaf_rank<E>() == 2) {
       return matrix_var<E::name, double>{store.var_of(e), e.size, e.rows, e.cols};
     } else if constexpr (E::is_variable && E::is_array) {

@@ -6,6 +6,7 @@
 
 #include <concepts>
 #include <cstddef>
+#include <ranges>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -79,6 +80,23 @@ struct strided_matrix_var {
   std::size_t rows = 0;
   std::size_t cols = 0;
   std::size_t ld = 0;  // elements from one row's start to the next's
+};
+
+/// A differentiable vector named `Name` whose elements are `stride` apart (element i at
+/// `data + i * stride`): a column of a row-major matrix (`var<"c">(column_of(m, k))`). It is
+/// read element by element (a gather of SIMD-width elements); its gradient is a dense vector
+/// of `size` elements (doc/shapes.md, "Single rows and columns").
+template <fixed_string Name, real T>
+struct strided_array_var {
+  using tad_kind = detail::leaf_kind;
+  using value_type = T;
+  static constexpr auto name = Name;
+  static constexpr bool is_array = true;
+  static constexpr bool is_variable = true;
+  static constexpr bool gathered = true;
+  const T* data = nullptr;
+  std::size_t size = 0;
+  std::size_t stride = 0;  // elements from one element to the next
 };
 
 /// A runtime scalar that is not differentiated. Its type adapts to the expression's
@@ -177,6 +195,30 @@ struct strided_matrix_constant {
   std::size_t ld = 0;
 };
 
+/// A runtime vector that is not differentiated, its elements `stride` apart (a column of a
+/// row-major matrix: `constant(column_of(m, k))`).
+template <real T>
+struct strided_array_constant {
+  using tad_kind = detail::leaf_kind;
+  using value_type = T;
+  static constexpr bool is_array = true;
+  static constexpr bool is_variable = false;
+  static constexpr bool gathered = true;
+  const T* data = nullptr;
+  std::size_t size = 0;
+  std::size_t stride = 0;
+};
+
+/// `size` elements `stride` apart from `data` (element i at `data[i * stride]`): what
+/// `column_of` returns, and what `var` and `constant` take for a strided vector.
+template <real T>
+struct strided_view {
+  using value_type = T;
+  const T* data = nullptr;
+  std::size_t size = 0;
+  std::size_t stride = 1;
+};
+
 /// The compile-time constant Num/Den; it has no storage and adapts to the expression's type.
 template <long long Num, long long Den = 1>
 struct literal {
@@ -211,6 +253,13 @@ concept row_major_matrix = real_range<R> && requires(const R& r) {
   { r.cols() } -> std::convertible_to<std::size_t>;
   requires R::tad_row_major;
 };
+template <class V>
+struct is_strided_view : std::false_type {};
+template <class T>
+struct is_strided_view<strided_view<T>> : std::true_type {};
+/// Is V a strided_view?
+template <class V>
+inline constexpr bool is_strided_view_v = is_strided_view<V>::value;
 /// rows * cols, or std::length_error naming `api` if that overflows std::size_t.
 inline constexpr std::size_t matrix_area(std::size_t rows, std::size_t cols, const char* api) {
   if (cols != 0 && rows > static_cast<std::size_t>(-1) / cols)
@@ -220,6 +269,13 @@ inline constexpr std::size_t matrix_area(std::size_t rows, std::size_t cols, con
 /// Is L a column (`as_column(v)`)?
 template <class L>
 inline constexpr bool is_column_v = requires { L::is_column; };
+template <class L>
+constexpr bool gathered_column() {
+  if constexpr (is_column_v<L>) return requires { L::vector_type::gathered; }; else return false;
+}
+/// Is L a column (`as_column(v)`) of a strided vector?
+template <class L>
+inline constexpr bool is_gathered_column_v = gathered_column<L>();
 /// The leaf that names a variable: a column's vector, any other leaf itself.
 template <class L>
 struct named_leaf {
@@ -239,17 +295,28 @@ constexpr const named_leaf_t<L>& named_leaf_of(const L& l) noexcept {
 /// Is L a matrix with rows `ld` apart (strided_matrix_var, strided_matrix_constant)?
 template <class L>
 inline constexpr bool is_strided_v = requires { L::strided; };
-/// The elements a leaf's view spans from `data`: `size`, or for a strided matrix from the first
-/// row's start to the last row's end.
+/// Is L a vector with elements `stride` apart (strided_array_var, strided_array_constant)?
+template <class L>
+inline constexpr bool is_gathered_v = requires { L::gathered; };
+/// The elements a leaf's view spans from `data`: `size`, for a strided matrix from the first
+/// row's start to the last row's end, for a strided vector from its first element to its last.
 template <class L>
 constexpr std::size_t span_of(const L& l) noexcept {
   if constexpr (is_strided_v<L>) return l.rows == 0 || l.cols == 0 ? 0 : (l.rows - 1) * l.ld + l.cols;
+  else if constexpr (is_gathered_v<L>) return l.size == 0 ? 0 : (l.size - 1) * l.stride + 1;
   else return l.size;
 }
-/// A strided matrix's ld; 0 for any other leaf.
+/// A strided matrix's ld, a strided vector's stride; 0 for any other leaf.
 template <class L>
 constexpr std::size_t stride_of(const L& l) noexcept {
-  if constexpr (is_strided_v<L>) return l.ld; else return 0;
+  if constexpr (is_strided_v<L>) return l.ld;
+  else if constexpr (is_gathered_v<L>) return l.stride;
+  else return 0;
+}
+/// Element i of an array leaf's view.
+template <class L>
+constexpr const auto& element_of(const L& l, std::size_t i) noexcept {
+  if constexpr (is_gathered_v<L>) return l.data[i * l.stride]; else return l.data[i];
 }
 /// Are two leaves of one type views of the same elements with the same shape?
 template <class L>
@@ -259,6 +326,9 @@ constexpr bool same_view(const L& a, const L& b) {
   }
   if constexpr (is_strided_v<L>) {
     if (a.ld != b.ld) return false;
+  }
+  if constexpr (is_gathered_v<L>) {
+    if (a.stride != b.stride) return false;
   }
   return a.data == b.data && a.size == b.size;
 }
@@ -285,6 +355,8 @@ constexpr auto var(X&& x) noexcept {
     } else {
       return scalar_var<Name, U>{nullptr, x};
     }
+  } else if constexpr (detail::is_strided_view_v<U>) {
+    return strided_array_var<Name, typename U::value_type>{x.data, x.size, x.stride};
   } else if constexpr (detail::row_major_matrix<U>) {
     static_assert(std::is_lvalue_reference_v<X>,
                   "tad::var<name>(m): m is a temporary matrix; the variable would dangle. Pass an lvalue");
@@ -331,6 +403,8 @@ constexpr auto constant(X&& x) noexcept {
   using U = std::remove_cvref_t<X>;
   if constexpr (std::is_arithmetic_v<U>) {
     return scalar_constant<U>{x};
+  } else if constexpr (detail::is_strided_view_v<U>) {
+    return strided_array_constant<typename U::value_type>{x.data, x.size, x.stride};
   } else if constexpr (detail::row_major_matrix<U>) {
     static_assert(std::is_lvalue_reference_v<X>,
                   "tad::constant(m): m is a temporary matrix; the constant would dangle. Pass an lvalue");
@@ -366,6 +440,43 @@ constexpr matrix_constant<T> constant(const T* p, std::size_t rows, std::size_t 
 template <real T>
 constexpr strided_matrix_constant<T> constant(const T* p, std::size_t rows, std::size_t cols, std::size_t ld) {
   return {p, detail::strided_area(rows, cols, ld, "tad::constant(p, rows, cols, ld)"), rows, cols, ld};
+}
+
+/// `column_of(m, k)`: column k of the row-major matrix storage m (`tad::matrix`, or a type with
+/// `rows()`, `cols()` and `tad_row_major`) as a strided vector view of `m.rows()` elements,
+/// `m.cols()` apart, for `var<"c">(...)` or `constant(...)`. std::out_of_range if k >= cols.
+template <detail::row_major_matrix M>
+constexpr auto column_of(const M& m, std::size_t k) {
+  using T = detail::range_real_t<M>;
+  const auto cols = static_cast<std::size_t>(m.cols());
+  if (k >= cols)
+    throw std::out_of_range("tad::column_of(m, " + std::to_string(k) + "): m has " + std::to_string(cols) + " columns");
+  return strided_view<T>{std::ranges::data(m) + k, static_cast<std::size_t>(m.rows()), cols};
+}
+/// `column_of(p, rows, cols, k)`: column k of `rows x cols` row-major elements at p (rows `ld`
+/// apart with the five-argument form) as a strided vector view. std::out_of_range if k >= cols.
+template <real T>
+constexpr strided_view<T> column_of(const T* p, std::size_t rows, std::size_t cols, std::size_t k) {
+  if (k >= cols)
+    throw std::out_of_range("tad::column_of(p, rows, cols, " + std::to_string(k) + "): there are " +
+                            std::to_string(cols) + " columns");
+  return {p + k, rows, cols};
+}
+template <real T>
+constexpr strided_view<T> column_of(const T* p, std::size_t rows, std::size_t cols, std::size_t ld, std::size_t k) {
+  if (k >= cols)
+    throw std::out_of_range("tad::column_of(p, rows, cols, ld, " + std::to_string(k) + "): there are " +
+                            std::to_string(cols) + " columns");
+  return {p + k, rows, ld};
+}
+/// `row_of(m, r)`: row r of the row-major matrix storage m as a contiguous span (a vector for
+/// `var` or `constant`). std::out_of_range if r >= rows.
+template <detail::row_major_matrix M>
+constexpr auto row_of(M& m, std::size_t r) {
+  const auto rows = static_cast<std::size_t>(m.rows()), cols = static_cast<std::size_t>(m.cols());
+  if (r >= rows)
+    throw std::out_of_range("tad::row_of(m, " + std::to_string(r) + "): m has " + std::to_string(rows) + " rows");
+  return std::span(std::ranges::data(m) + r * cols, cols);
 }
 
 /// `constant_ref(c)`: a non-differentiated scalar that reads the lvalue `c` at every evaluation,

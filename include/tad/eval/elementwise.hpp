@@ -93,7 +93,9 @@ TAD_INLINE constexpr auto forward(const E& e, const Ctx& ctx, std::size_t i) {
         return vals<V>{simd::splat<V>(static_cast<T>(e.value()))};
       }
     } else if constexpr (E::is_array) {
-      if constexpr (simd::is_batch_v<V>) {
+      if constexpr (is_gathered_v<E>) {
+        return vals<V>{simd::load_strided<V>(e.data + i * e.stride, e.stride)};  // a strided vector
+      } else if constexpr (simd::is_batch_v<V>) {
         return vals<V>{simd::load(e.data + i)};
       } else {
         return vals<V>{e.data[i]};

@@ -495,8 +495,8 @@ class engine {
   static constexpr bool finalizes = [] {
     bool any = false;
     static_for<all_lets::size>([&](auto k) {
-      using X = deferred_let<E, W, typename all_lets::template at<k.value>>;
-      any = any || (X::deferred && X::depth == D && X::nest == N);
+      using Def = deferred_let<E, W, typename all_lets::template at<k.value>>;
+      any = any || (Def::deferred && Def::depth == D && Def::nest == N);
     });
     return any;
   }();
@@ -505,8 +505,8 @@ class engine {
   static constexpr bool recomputes = [] {
     bool any = false;
     static_for<all_lets::size>([&](auto k) {
-      using X = deferred_let<E, W, typename all_lets::template at<k.value>>;
-      any = any || (X::deferred && X::depth == D && X::nest == N && X::in(S) && P::info[S].wants && P::info[S].depth < D);
+      using Def = deferred_let<E, W, typename all_lets::template at<k.value>>;
+      any = any || (Def::deferred && Def::depth == D && Def::nest == N && Def::in(S) && P::info[S].wants && P::info[S].depth < D);
     });
     return any;
   }();
@@ -515,8 +515,8 @@ class engine {
   static constexpr bool holds_deferred = [] {
     bool any = false;
     static_for<all_lets::size>([&](auto k) {
-      using X = deferred_let<E, W, typename all_lets::template at<k.value>>;
-      any = any || (X::deferred && X::in(S));
+      using Def = deferred_let<E, W, typename all_lets::template at<k.value>>;
+      any = any || (Def::deferred && Def::in(S));
     });
     return any;
   }();
@@ -596,17 +596,17 @@ class engine {
       if constexpr (recomputes<D, N, S.value>) recompute_deferred<S.value, V>(slot_ref<S.value>(l.e), l, i, x);
     });
     static_for<all_lets::size>([&](auto k) TAD_INLINE_LAMBDA {
-      using L = typename all_lets::template at<k.value>;
-      using Y = deferred_let<E, W, L>;
-      if constexpr (Y::deferred && Y::depth == D && Y::nest == N) {
-        constexpr std::size_t O = Y::owner;
+      using Let = typename all_lets::template at<k.value>;
+      using Def = deferred_let<E, W, Let>;
+      if constexpr (Def::deferred && Def::depth == D && Def::nest == N) {
+        constexpr std::size_t O = Def::owner;
         const auto& owner = slot_ref<O>(l.e);
         constexpr std::size_t AS = O + 1 - props<std::remove_cvref_t<decltype(owner)>>::reductions;
-        auto rule = [&]<std::size_t S2, std::size_t R2>(const L& node) TAD_INLINE_LAMBDA {
+        auto rule = [&]<std::size_t S2, std::size_t R2>(const Let& node) TAD_INLINE_LAMBDA {
           const auto t = forward<V, S2, R2, true>(node.arg, l.ctx, i);
           backward<S2, R2>(node.arg, t, x.adj[k.value], a.sk);
         };
-        visit_first_let<L, true, AS, P::info[O].root_base>(owner.arg, rule);
+        visit_first_let<Let, true, AS, P::info[O].root_base>(owner.arg, rule);
       }
     });
   }
@@ -662,6 +662,7 @@ class engine {
       if constexpr (extents<E>::t.nest_of[I] == Nest) {
         if constexpr (is_strided_v<N>) dst.data = src.data + r * src.ld;
         else if constexpr (N::is_array && leaf_rank<N>() == 2) dst.data = src.data + offset;
+        else if constexpr (is_gathered_column_v<N>) dst.val = element_of(src.vec, r);
         else if constexpr (is_column_v<N>) dst.val = src.vec.data[r];
       }
     } else {
@@ -676,7 +677,7 @@ class engine {
   template <std::size_t Nest, std::size_t I, class N>
   static void set_columns(N& e, std::size_t r) {
     if constexpr (is_leaf_v<N>) {
-      if constexpr (is_column_v<N> && extents<E>::t.nest_of[I] == Nest) e.val = e.vec.data[r];
+      if constexpr (is_column_v<N> && extents<E>::t.nest_of[I] == Nest) e.val = element_of(e.vec, r);
     } else {
       static_for<N::arity>([&](auto k) { set_columns<Nest, child_leaf_offset<N, k.value, I>()>(child<k.value>(e), r); });
     }
@@ -1290,8 +1291,8 @@ class engine {
       rebase_rows<In, 0>(l.e, e_, r * cols, r);
       if constexpr (D == pass_kind::backward) {
         static_for<NV>([&](auto k) TAD_INLINE_LAMBDA {
-          using X = std::tuple_element_t<k.value, typename W::types>;
-          if constexpr (X::is_array && leaf_rank<X>() == 2 && P::vars[S].test(k.value)) l.outs[k.value] = outs_[k.value] + r * cols;
+          using Var = std::tuple_element_t<k.value, typename W::types>;
+          if constexpr (Var::is_array && leaf_rank<Var>() == 2 && P::vars[S].test(k.value)) l.outs[k.value] = outs_[k.value] + r * cols;
         });
       }
     };

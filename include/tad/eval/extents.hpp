@@ -353,9 +353,9 @@ inline std::string shape_string(std::size_t rows, std::size_t cols) {
                                                                         std::size_t r1, std::size_t c1) {
   // NumPy would broadcast an axis of length 1; tad says how to write it (decisions.md 24).
   const bool one_row = (r0 == 1) != (r1 == 1), one_col = (c0 == 1) != (c1 == 1);
-  const char* unit = one_row || one_col ? " (an axis of length 1 is not broadcast: a 1 x n matrix is written as a "
-                                          "vector of length n, a row; an n x 1 one as tad::as_column(v) of a vector "
-                                          "of length n)"
+  const char* unit = one_row || one_col ? " (an axis of length 1 is not broadcast: view a 1 x n matrix m as the "
+                                          "vector of its elements, a row, tad::var<\"m\">(std::span(m)); an n x 1 "
+                                          "one as that vector's column, tad::as_column(tad::var<\"m\">(std::span(m))))"
                                         : "";
   throw shape_error::with_message("tad: matrices combined elementwise differ in shape: " + first + " has shape " +
                                       shape_string(r0, c0) + ", " + other + " has shape " + shape_string(r1, c1) + unit,

@@ -362,8 +362,8 @@ constexpr void report_let_across_loops() {
 /// Called by the engine for an expression with lets: one compile error for a let it cannot share.
 template <class E, class W>
 constexpr void check_lets() {
-  using X = lets_across_loops<E, W>;
-  if constexpr (!X::ok) report_let_across_loops<let_name_type_t<typename X::lets::template at<X::index>>>();
+  using Across = lets_across_loops<E, W>;
+  if constexpr (!Across::ok) report_let_across_loops<let_name_type_t<typename Across::lets::template at<Across::index>>>();
 }
 
 }  // namespace tad::detail

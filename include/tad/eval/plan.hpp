@@ -338,8 +338,8 @@ struct plan {
         return false;
     bool matrix = false;
     static_for<W::size>([&](auto j) {
-      using X = std::tuple_element_t<j.value, typename W::types>;
-      if (j.value == k) matrix = X::is_array && leaf_rank<X>() == 2;
+      using Var = std::tuple_element_t<j.value, typename W::types>;
+      if (j.value == k) matrix = Var::is_array && leaf_rank<Var>() == 2;
     });
     return matrix;
   }

@@ -271,6 +271,17 @@ template <class V, class T>
 inline V load_any(const T* p) noexcept {
   if constexpr (is_batch_v<V>) return V::load_unaligned(p); else return *p;
 }
+/// Loads a V from elements `stride` apart from p (a batch: one element per lane, gathered).
+template <class V, class T>
+inline V load_strided(const T* p, std::size_t stride) noexcept {
+  if constexpr (is_batch_v<V>) {
+    alignas(64) T lanes[V::size];
+    for (std::size_t k = 0; k < V::size; ++k) lanes[k] = p[k * stride];
+    return V::load_aligned(lanes);
+  } else {
+    return *p;
+  }
+}
 /// Stores a V (a batch, or one scalar) to p.
 template <class T, class V>
 inline void store_any(T* p, const V& v) noexcept {

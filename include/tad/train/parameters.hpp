@@ -38,6 +38,9 @@ class parameter_set {
   static_assert(!(detail::is_strided_v<X> || ...),
                 "tad::parameter_set(x...): a parameter must be contiguous storage; a strided view "
                 "(tad::var<name>(p, rows, cols, ld)) cannot be one: view the whole matrix");
+  static_assert(!(detail::is_gathered_v<X> || ...),
+                "tad::parameter_set(x...): a parameter must be contiguous storage; a column of a "
+                "matrix (tad::var<name>(tad::column_of(m, k))) cannot be one: view the whole matrix");
 
  public:
   using value_type = std::tuple_element_t<0, std::tuple<typename X::value_type...>>;
