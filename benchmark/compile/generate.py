@@ -16,9 +16,9 @@ and the schedule is one fused loop at every size. Each TU checks with static_ass
 
 It also writes the baselines: include_tad.cpp (only <tad/tad.hpp>), include_xsimd.cpp (only
 <xsimd/xsimd.hpp>), include_hana.cpp (only <boost/hana/map.hpp>) and include_std.cpp (the
-standard headers tad includes, nothing else), and six models with shapes (MODELS:
+standard headers tad includes, nothing else), and eight models with shapes (MODELS:
 model_affine.cpp, model_rows.cpp, model_penalties.cpp, model_logreg.cpp, model_rowce.cpp,
-model_softmax.cpp), whose
+model_softmax.cpp, model_columns.cpp, model_deferred.cpp), whose
 extents are run-time values.
 """
 
@@ -217,6 +217,30 @@ double model_softmax(const double* zs, const double* ps, std::size_t rows, std::
   auto loss = tad::mean(tad::square(tad::softmax(Z + b, tad::axis<1>) - P));
   static_assert(tad::passes_v<decltype(loss), decltype(Z), decltype(b)> == 1);
   return tad::grad_into(loss, tad::wrt(Z, std::span<double>(gz, rows * cols)), tad::wrt(b, gb));
+}
+""",
+    # Reductions down the columns: examples/shapes.cpp's column cross-entropy,
+    # -sum(Q * log_softmax(C, axis<0>)) / cols, plus a centering term sum(square(C - mean(C, axis<0>))).
+    "model_columns.cpp": MODEL_HEAD + """
+double model_columns(const double* cs, const double* qs, std::size_t rows, std::size_t cols, double* gc) {
+  auto C = tad::var<"C">(cs, rows, cols);
+  auto Q = tad::constant(qs, rows, cols);
+  auto loss = -tad::sum(Q * tad::log_softmax(C, tad::axis<0>)) / static_cast<double>(cols) +
+              0.01 * tad::sum(tad::square(C - tad::mean(C, tad::axis<0>)));
+  static_assert(tad::passes_v<decltype(loss), decltype(C)> == 1);
+  return tad::grad_into(loss, tad::wrt(C, std::span<double>(gc, rows * cols)));
+}
+""",
+    # A let with a non-linear rule under two reductions in two passes (decisions.md 33): the
+    # weighted variance of a clipped vector, plus a plain term of it.
+    "model_deferred.cpp": MODEL_HEAD + """
+double model_deferred(std::span<const double> xs, std::span<const double> vs, std::span<double> gx) {
+  auto x = tad::var<"x">(xs);
+  auto v = tad::constant(vs);
+  auto c = tad::let<"c">(tad::clip_gradient(x, -0.3, 0.3));
+  auto loss = tad::sum(v * tad::square(c - tad::mean(c))) + tad::sum(0.2 * c);
+  static_assert(tad::passes_v<decltype(loss), decltype(x)> == 3);
+  return tad::grad_into(loss, tad::wrt(x, gx));
 }
 """,
 }
