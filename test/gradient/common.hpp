@@ -3,6 +3,10 @@
 // array comparison. Expected gradients are derived by hand (formulas), not from tad.
 #include <support/check.hpp>
 
+#include <boost/hana/map.hpp>
+#include <boost/hana/pair.hpp>
+#include <boost/hana/type.hpp>
+
 #include <cmath>
 #include <cstddef>
 #include <span>
@@ -55,5 +59,17 @@ double total(const B& b) {
 }
 
 inline double clip(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/// The identity whose backward rule is dy * dy: not linear in dy, so sharing shows.
+inline constexpr auto squared_rule =
+    tad::custom_gradient([](auto x) { return x; }, [](auto dy, auto, auto) { return dy * dy; });
+/// A rule clip(dy, -0.1, 0.1), and the rule map that overrides identity's rule with it.
+inline constexpr auto clip01 = [](auto dy, auto, auto) {
+  using D = decltype(dy);
+  const D c = D(1) / D(10);
+  return tad::simd::select(dy < -c, -c, tad::simd::select(dy > c, c, dy));
+};
+inline constexpr auto identity_clip =
+    boost::hana::make_map(boost::hana::make_pair(boost::hana::type_c<tad::identity_op>, clip01));
 
 }  // namespace grad_test

@@ -10,10 +10,6 @@
 #include <gradient/common.hpp>
 #include <support/gradient_check.hpp>
 
-#include <boost/hana/map.hpp>
-#include <boost/hana/pair.hpp>
-#include <boost/hana/type.hpp>
-
 #include <cmath>
 #include <cstddef>
 #include <stdexcept>
@@ -21,7 +17,6 @@
 
 namespace {
 
-namespace hana = boost::hana;
 using grad_test::clip;
 using grad_test::expect;
 using grad_test::expect_all;
@@ -32,15 +27,8 @@ using tad_test::gradient_check::scal;
 
 const std::vector<std::size_t> sizes{0, 1, 3, 8, 17, 1000};
 
-// The identity whose backward rule is dy * dy: not linear in dy, so sharing shows.
-constexpr auto squared_rule = tad::custom_gradient([](auto x) { return x; }, [](auto dy, auto, auto) { return dy * dy; });
-// An override of identity's rule: clip(dy, -0.1, 0.1).
-constexpr auto clip01 = [](auto dy, auto, auto) {
-  using D = decltype(dy);
-  const D c = D(1) / D(10);
-  return tad::simd::select(dy < -c, -c, tad::simd::select(dy > c, c, dy));
-};
-constexpr auto identity_clip = hana::make_map(hana::make_pair(hana::type_c<tad::identity_op>, clip01));
+using grad_test::identity_clip;
+using grad_test::squared_rule;
 
 // ---- scalar code above the loops (x scalar) ----------------------------------------------------
 // constexpr: c + c at x = 2 with c = let(clip_gradient(x, -1, 1)): clip(1 + 1) = 1.

@@ -11,10 +11,6 @@
 #include <gradient/common.hpp>
 #include <support/check.hpp>
 
-#include <boost/hana/map.hpp>
-#include <boost/hana/pair.hpp>
-#include <boost/hana/type.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -22,7 +18,6 @@
 
 namespace {
 
-namespace hana = boost::hana;
 using grad_test::clip;
 using grad_test::expect;
 using grad_test::expect_all;
@@ -30,15 +25,8 @@ using tad_test::reals;
 
 const std::vector<std::size_t> sizes{1, 3, 8, 9, 17, 1000};
 
-// The identity whose backward rule is dy * dy.
-constexpr auto squared_rule = tad::custom_gradient([](auto x) { return x; }, [](auto dy, auto, auto) { return dy * dy; });
-// An override of identity's rule: clip(dy, -0.1, 0.1).
-constexpr auto clip01 = [](auto dy, auto, auto) {
-  using D = decltype(dy);
-  const D c = D(1) / D(10);
-  return tad::simd::select(dy < -c, -c, tad::simd::select(dy > c, c, dy));
-};
-constexpr auto identity_clip = hana::make_map(hana::make_pair(hana::type_c<tad::identity_op>, clip01));
+using grad_test::identity_clip;
+using grad_test::squared_rule;
 
 template <class T>
 std::size_t argmax(const tad_test::buffer<T>& d) {

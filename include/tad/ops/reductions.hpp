@@ -235,27 +235,11 @@ struct length_leaf {
   std::size_t n = 0;
 };
 
-/// The number of rows of the first matrix leaf of e (0 if it has none).
-template <class E>
-constexpr std::size_t first_matrix_rows(const E& e) {
+/// The number of rows (Rows) or columns of the first matrix leaf of e (0 if it has none).
+template <bool Rows, class E>
+constexpr std::size_t first_matrix_extent(const E& e) {
   if constexpr (is_leaf_v<E>) {
-    if constexpr (E::is_array && leaf_rank<E>() == 2) return e.rows; else return 0;
-  } else if constexpr (props<E>::is_reduction) {
-    return 0;
-  } else {
-    std::size_t n = 0;
-    static_for<E::arity>([&](auto k) {
-      if (n == 0) n = first_matrix_rows(child<k.value>(e));
-    });
-    return n;
-  }
-}
-
-/// The number of columns of the first matrix leaf of e (0 if it has none).
-template <class E>
-constexpr std::size_t first_matrix_cols(const E& e) {
-  if constexpr (is_leaf_v<E>) {
-    if constexpr (E::is_array && leaf_rank<E>() == 2) return e.cols; else return 0;
+    if constexpr (E::is_array && leaf_rank<E>() == 2) return Rows ? e.rows : e.cols; else return 0;
   } else if constexpr (props<E>::is_reduction) {
     return 0;
   } else {
@@ -263,7 +247,7 @@ constexpr std::size_t first_matrix_cols(const E& e) {
     bool found = false;
     static_for<E::arity>([&](auto k) {
       if (!found && props<child_t<k.value, E>>::rank == 2) {
-        n = first_matrix_cols(child<k.value>(e));
+        n = first_matrix_extent<Rows>(child<k.value>(e));
         found = true;
       }
     });
@@ -280,7 +264,7 @@ constexpr std::size_t first_array_length(const E& e) {
     if constexpr (E::is_array) return e.size; else return 0;
   } else if constexpr (props<E>::is_point && !props<E>::is_column_point) {
     // One element per row (axis 1) or per column (axis 0).
-    if constexpr (E::op_type::axis == 0) return first_matrix_cols(e.arg); else return first_matrix_rows(e.arg);
+    return first_matrix_extent<E::op_type::axis == 1>(e.arg);
   } else if constexpr (props<E>::is_reduction) {
     return 0;
   } else {
