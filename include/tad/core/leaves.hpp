@@ -451,7 +451,9 @@ constexpr auto column_of(const M& m, std::size_t k) {
   const auto cols = static_cast<std::size_t>(m.cols());
   if (k >= cols)
     throw std::out_of_range("tad::column_of(m, " + std::to_string(k) + "): m has " + std::to_string(cols) + " columns");
-  return strided_view<T>{std::ranges::data(m) + k, static_cast<std::size_t>(m.rows()), cols};
+  const std::size_t rows = static_cast<std::size_t>(m.rows());
+  // No offset into storage of no rows (its data may be null).
+  return strided_view<T>{rows == 0 ? std::ranges::data(m) : std::ranges::data(m) + k, rows, cols};
 }
 /// `column_of(p, rows, cols, k)`: column k of `rows x cols` row-major elements at p (rows `ld`
 /// apart with the five-argument form) as a strided vector view. std::out_of_range if k >= cols.
@@ -460,14 +462,14 @@ constexpr strided_view<T> column_of(const T* p, std::size_t rows, std::size_t co
   if (k >= cols)
     throw std::out_of_range("tad::column_of(p, rows, cols, " + std::to_string(k) + "): there are " +
                             std::to_string(cols) + " columns");
-  return {p + k, rows, cols};
+  return {rows == 0 ? p : p + k, rows, cols};
 }
 template <real T>
 constexpr strided_view<T> column_of(const T* p, std::size_t rows, std::size_t cols, std::size_t ld, std::size_t k) {
   if (k >= cols)
     throw std::out_of_range("tad::column_of(p, rows, cols, ld, " + std::to_string(k) + "): there are " +
                             std::to_string(cols) + " columns");
-  return {p + k, rows, ld};
+  return {rows == 0 ? p : p + k, rows, ld};
 }
 /// `row_of(m, r)`: row r of the row-major matrix storage m as a contiguous span (a vector for
 /// `var` or `constant`). std::out_of_range if r >= rows.
@@ -476,7 +478,7 @@ constexpr auto row_of(M& m, std::size_t r) {
   const auto rows = static_cast<std::size_t>(m.rows()), cols = static_cast<std::size_t>(m.cols());
   if (r >= rows)
     throw std::out_of_range("tad::row_of(m, " + std::to_string(r) + "): m has " + std::to_string(rows) + " rows");
-  return std::span(std::ranges::data(m) + r * cols, cols);
+  return std::span(std::ranges::data(m) + r * cols, cols);  // r < rows: the storage is not empty
 }
 
 /// `constant_ref(c)`: a non-differentiated scalar that reads the lvalue `c` at every evaluation,
