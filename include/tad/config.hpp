@@ -36,3 +36,13 @@
 #define TAD_INLINE_LAMBDA
 #define TAD_FLATTEN
 #endif
+
+/// The inlining hint of an engine loop defined out of its class (eval/engine/*.hpp): what the
+/// same definition written in the class had, so the split left each compiler's code as it was
+/// (doc/decisions.md 34). g++ treats a member function defined in its class as declared inline
+/// (its inliner then uses the larger limits); clang++ gives it no hint unless it says `inline`.
+#if defined(__clang__)
+#define TAD_AS_IN_CLASS
+#else
+#define TAD_AS_IN_CLASS inline
+#endif

@@ -154,7 +154,7 @@ constexpr void list_points(leaf_entry* out, std::size_t leaves, std::size_t regi
 /// (none, last class) otherwise. A nest is one loop per pass: flat over its elements, or (a
 /// *row nest*, when one of its regions broadcasts a vector across matrix rows, holds a column or
 /// a strided matrix) over the rows,
-/// each row a flat loop over the columns (engine.hpp). Nests are numbered by their first array
+/// each row a flat loop over the columns (eval/engine/rows.hpp). Nests are numbered by their first array
 /// leaf from the left, axis classes likewise.
 ///
 /// An axis point (`sum(X, axis<1>)`) is an extra entry after the leaves (`leaves + slot`): a

@@ -24,7 +24,7 @@
 
 namespace tad::detail {
 
-/// The engine's context (`context`, engine.hpp) seen through references, plus the values of
+/// The engine's context (`context`, eval/engine/state.hpp) seen through references, plus the values of
 /// the region's lets: what forward reads for an occurrence.
 template <class Ctx, class V, class Lets>
 struct let_context {
@@ -50,7 +50,7 @@ TAD_INLINE constexpr let_context<Ctx, V, Lets> make_let_context(const Ctx& c, st
   return {c.wval, c.val, c.aux, c.adj, c.inv, c.n, env};
 }
 
-/// A sink (engine.hpp) with one adjoint accumulator per let of the region: an occurrence's
+/// A sink (eval/engine/state.hpp) with one adjoint accumulator per let of the region: an occurrence's
 /// backward adds there instead of running the body's rule.
 template <class Sink, class V, class Lets>
 struct let_sink {

@@ -1,0 +1,113 @@
+#pragma once
+/// What the engine's loops read and write (the context, the sinks of adjoints) and how it
+/// prepares an expression before any loop (freeze, validate).
+
+#include <tad/config.hpp>
+#include <tad/core/expression.hpp>
+#include <tad/core/fixed_string.hpp>
+#include <tad/detail/static_for.hpp>
+#include <tad/eval/contract.hpp>
+#include <tad/eval/elementwise.hpp>
+#include <tad/eval/extents.hpp>
+
+#include <array>
+#include <cstddef>
+
+namespace tad::detail {
+
+template <class T, std::size_t NR, std::size_t NI, class W>
+struct context {
+  using value_type = T;
+  using wrt = W;
+  std::array<T, W::size> wval{};  // values of the scalar variables of W, read once
+  std::array<T, NR> val{};  // reduction values
+  std::array<T, NR> aux{};  // reduction auxiliaries (e.g. the count of maxima)
+  std::array<T, NR> adj{};  // reduction adjoints
+  std::array<T, NI> inv{};  // loop invariants of the current loop
+  std::size_t n = 0;
+};
+
+/// Adjoint accumulators: one per variable (array variables: the current element's sum of
+/// contributions; scalar variables: a running sum), one per reduction, and (in a loop, where
+/// `Defers`) one per loop invariant.
+template <class V, class W, std::size_t NR, std::size_t NI, bool Defers>
+struct sink {
+  static constexpr bool defers = Defers;
+  std::array<V, W::size> var;
+  std::array<V, NR> red;
+  std::array<V, Defers ? NI : 0> inv;
+  template <class E>
+  static constexpr bool wants = W::template reached<E>;
+  template <class Leaf, class D>
+  TAD_INLINE constexpr void add_var(const D& dy) {
+    auto& a = var[W::template index<Leaf::name>];
+    a = accumulate_adjoint(a, dy);
+  }
+  template <std::size_t S, class D>
+  TAD_INLINE constexpr void add_reduction(const D& dy) {
+    red[S] = accumulate_adjoint(red[S], dy);
+  }
+  template <std::size_t R, class D>
+  TAD_INLINE constexpr void add_invariant(const D& dy) {
+    inv[R] = accumulate_adjoint(inv[R], dy);
+  }
+};
+
+/// Makes scalar leaves hold their current values, so loops read registers, not memory that a
+/// gradient store might alias.
+template <class E>
+constexpr void freeze(E& e) {
+  if constexpr (is_leaf_v<E>) {
+    if constexpr (requires { e.src; }) {
+      e.val = e.value();
+      e.src = nullptr;
+    }
+  } else {
+    static_for<E::arity>([&](auto k) { freeze(child<k.value>(e)); });
+  }
+}
+
+/// Does E hold a leaf that reads the caller's lvalue (`constant_ref`, a scalar variable bound to
+/// an lvalue)? freeze copies its value for the loops.
+template <class E>
+constexpr bool holds_ref() {
+  if constexpr (is_leaf_v<E>) {
+    return requires(E e) { e.src; };
+  } else {
+    bool r = false;
+    static_for<E::arity>([&](auto k) { r = r || holds_ref<child_t<k.value, E>>(); });
+    return r;
+  }
+}
+
+/// Position (left to right, from `base`) of the first leaf of E named Name, or SIZE_MAX.
+template <class E, fixed_string Name>
+constexpr std::size_t first_leaf(std::size_t base) {
+  if constexpr (is_leaf_v<E>) {
+    if constexpr (requires { E::name; }) {
+      if constexpr (same_name<E::name, Name>) return base;
+    }
+    return static_cast<std::size_t>(-1);
+  } else {
+    std::size_t found = static_cast<std::size_t>(-1), b = base;
+    static_for<E::arity>([&](auto k) {
+      using C = child_t<k.value, E>;
+      if (found == static_cast<std::size_t>(-1)) found = first_leaf<C, Name>(b);
+      b += leaf_count<C>();
+    });
+    return found;
+  }
+}
+
+/// Ops with parameters checked at evaluation time (clip_gradient's lo <= hi, read through
+/// constant_ref) declare `validate<T>(node)`; the engine calls it on every such node before any
+/// loop, so a bad parameter throws before anything is written.
+template <class T, class E>
+constexpr void validate(const E& e) {
+  if constexpr (!is_leaf_v<E>) {
+    static_for<E::arity>([&](auto k) { validate<T>(child<k.value>(e)); });
+    if constexpr (requires { E::op_type::template validate<T>(e); }) E::op_type::template validate<T>(e);
+  }
+}
+
+}  // namespace tad::detail
