@@ -23,7 +23,9 @@
 #include <tad/gradient/schedule.hpp>
 #include <tad/gradient/strip.hpp>
 #include <tad/ops/arithmetic.hpp>
+#include <tad/ops/axis_reductions.hpp>
 #include <tad/ops/binary.hpp>
+#include <tad/ops/cross_entropy.hpp>
 #include <tad/ops/elementwise.hpp>
 #include <tad/ops/primitive.hpp>
 #include <tad/ops/reductions.hpp>

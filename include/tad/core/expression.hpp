@@ -93,7 +93,7 @@ template <class Op>
 constexpr bool op_is_reduction() {
   if constexpr (requires { Op::is_reduction; }) return Op::is_reduction; else return false;
 }
-/// A reduction along an axis (`sum(X, axis<1>)`, ops/reductions.hpp): a reduction node to the
+/// A reduction along an axis (`sum(X, axis<1>)`, ops/axis_reductions.hpp): a reduction node to the
 /// engine (a slot, its value read from the context), an array of rank 1 to its parent.
 template <class Op>
 constexpr bool op_is_point() {

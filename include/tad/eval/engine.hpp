@@ -10,6 +10,7 @@
 #include <tad/eval/extents.hpp>
 #include <tad/eval/let.hpp>
 #include <tad/eval/plan.hpp>
+#include <tad/ops/cross_entropy.hpp>
 #include <tad/ops/reductions.hpp>
 #include <tad/simd/batch.hpp>
 
