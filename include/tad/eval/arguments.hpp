@@ -17,9 +17,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace tad {
-
-namespace detail {
+namespace tad::detail {
 
 template <class E>
 constexpr void check_expression_type() {
@@ -255,6 +253,4 @@ bool overlaps(const T* p, std::size_t n, const U* q, std::size_t m) {
   }
 }
 
-}  // namespace detail
-
-}  // namespace tad
+}  // namespace tad::detail
