@@ -153,10 +153,10 @@ class engine {
   /// Does the loop over nest N of the backward pass at depth d write the k-th variable's gradient?
   static constexpr bool touches_here(int d, std::size_t k, std::size_t n) { return P::touches_own(d, k, n); }
   template <std::size_t K>
-  static constexpr bool is_array_k() {
-    using X = std::tuple_element_t<K, typename W::types>;
-    return X::is_array;
-  }
+  static constexpr bool is_array_k() { return std::tuple_element_t<K, typename W::types>::is_array; }
+  /// Is the K-th variable a vector (a row vector where it meets a matrix)?
+  template <std::size_t K>
+  static constexpr bool row_var_k() { return is_array_k<K>() && leaf_rank<std::tuple_element_t<K, typename W::types>>() == 1; }
 
   template <class V>
   struct acc {
@@ -323,15 +323,20 @@ class engine {
   /// The numbers of a point along axis 0 at one batch of columns (down_loop): each column's
   /// value, auxiliary number and adjoint, and the number of rows the point reduces.
   struct lane_numbers {
-    const T* value;
-    const T* aux;
-    const T* adj;
+    const T *value, *aux, *adj;
     std::size_t n;
   };
 
   // Points along the rows (eval/engine/points.hpp)
-  template <pass_kind K, std::size_t S, class V, bool First = false, bool Stash = false, bool Lanes = false>
+  template <pass_kind K, std::size_t S, class V, bool First = false, bool Stash = false, bool Lanes = false,
+            bool Keep = false>
   TAD_INLINE static void point_step(const local& l, acc<V>& a, std::size_t j, const lane_numbers* ln = nullptr);
+  template <std::size_t S>
+  static constexpr bool block_columns_ok();
+  using block_numbers = std::array<std::array<T, simd::width<T>>, NR>;  // per point, a number per row of a block
+  template <pass_kind K, int A, std::size_t N, class ToRow>
+  TAD_INLINE void block_backward(local& l, std::array<acc<B>, U>& ab, acc<T>& pt, std::size_t r, const ToRow& to_row,
+                                 const block_numbers& pv, const block_numbers& pa, const block_numbers& px);
   template <pass_kind K, std::size_t S, bool First = false, bool Stash = false>
   TAD_INLINE void sweep(local& l, std::array<acc<B>, U>& ab, acc<T>& at, std::size_t cols);
   template <pass_kind K, std::size_t S>

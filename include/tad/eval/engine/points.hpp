@@ -20,14 +20,17 @@ namespace tad::detail {
 /// Stash: the second keeps its terms in the gradient of the argument (plan::stash_var).
 /// Lanes: a point along axis 0 (down_loop), whose value, auxiliary number and adjoint differ
 /// per lane (per column), read from *ln.
+/// Keep: the adjoints of the row vectors (rank-1 variables) stay in a's sink, neither reset
+/// nor stored: block_backward sums them over a block's rows.
 template <class E, class T, class W>
-template <pass_kind K, std::size_t S, class V, bool First, bool Stash, bool Lanes>
+template <pass_kind K, std::size_t S, class V, bool First, bool Stash, bool Lanes, bool Keep>
 TAD_INLINE void engine<E, T, W>::point_step(const local& l, acc<V>& a, std::size_t j, const lane_numbers* ln) {
   constexpr bool bwd = K == pass_kind::backward;
   constexpr reduction_info I = P::info[S];
   if constexpr (bwd) {
     static_for<NV>([&](auto k) TAD_INLINE_LAMBDA {
-      if constexpr (is_array_k<k.value>() && P::vars[S].test(k.value)) a.sk.var[k.value] = simd::splat<V>(-0.0);
+      if constexpr (is_array_k<k.value>() && P::vars[S].test(k.value) && !(Keep && row_var_k<k.value>()))
+        a.sk.var[k.value] = simd::splat<V>(-0.0);
     });
   }
   auto visit = [&]<std::size_t SS>(const auto& r) TAD_INLINE_LAMBDA {
@@ -77,13 +80,88 @@ TAD_INLINE void engine<E, T, W>::point_step(const local& l, acc<V>& a, std::size
   visit_reductions<0>(l.e, visit);
   if constexpr (bwd) {
     static_for<NV>([&](auto k) TAD_INLINE_LAMBDA {
-      if constexpr (is_array_k<k.value>() && P::vars[S].test(k.value)) {
+      if constexpr (is_array_k<k.value>() && P::vars[S].test(k.value) && !(Keep && row_var_k<k.value>())) {
         T* p = l.outs[k.value] + j;
         if constexpr (P::point_stores(S, k.value)) simd::store_any(p, a.sk.var[k.value]);
         else simd::store_any(p, simd::load_any<V>(p) + a.sk.var[k.value]);
       }
     });
   }
+}
+
+/// May the backward sweeps of axis point S over a block of rows run column by column
+/// (block_backward)? When its argument's variables include a row vector (`w` in
+/// `sum(X * w, axis<1>)`), and it is neither a pick nor stashed, nor holds a let or a column.
+template <class E, class T, class W>
+template <std::size_t S>
+constexpr bool engine<E, T, W>::block_columns_ok() {
+  using Arg = std::remove_cvref_t<decltype(std::declval<const slot_node_t<E, S>&>().arg)>;
+  if constexpr (picks<S> || P::stash_var[S] < NV || region_has_lets<Arg, true>() || props<Arg>::has_column) {
+    return false;
+  } else {
+    bool row = false, other = false;
+    static_for<NV>([&](auto k) {
+      if constexpr (is_array_k<k.value>()) {
+        if (P::vars[S].test(k.value)) {
+          if (row_var_k<k.value>()) row = true;
+          else if (leaf_rank<std::tuple_element_t<k.value, typename W::types>>() != 2) other = true;
+        }
+      }
+    });
+    return row && !other;
+  }
+}
+
+/// The backward sweeps of a block of W rows (point_loop), for each point of nest N whose sweeps
+/// run backward: column by column where block_columns_ok (per batch of columns, the block's
+/// rows in turn, each with its own adjoint, value and auxiliary number from pa, pv, px; the row
+/// vectors' gradient terms summed in a register and added once per block), so a row vector's
+/// gradient is not loaded and stored once per row, a chain of store-to-load forwards that
+/// costs ~2x on AMD Zen 4 (doc/benchmarks.md, "LR"); row by row otherwise, as before.
+template <class E, class T, class W>
+template <pass_kind K, int A, std::size_t N, class ToRow>
+TAD_INLINE void engine<E, T, W>::block_backward(local& l, std::array<acc<B>, U>& ab, acc<T>& pt, std::size_t r,
+                                                const ToRow& to_row, const block_numbers& pv,
+                                                const block_numbers& pa, const block_numbers& px) {
+  constexpr std::size_t W_ = simd::width<T>;
+  static_for<NR>([&](auto Sc) TAD_INLINE_LAMBDA {
+    constexpr std::size_t S = Sc.value;
+    if constexpr (point_backward<K, A, N, S>()) {
+      auto row_k = [&](std::size_t k) TAD_INLINE_LAMBDA {
+        l.ctx.val[S] = pv[S][k];
+        l.ctx.adj[S] = pa[S][k];
+        if constexpr (slot_op_t<S>::needs_value) l.ctx.aux[S] = px[S][k];
+        return to_row.template operator()<S>(r + k);
+      };
+      if constexpr (block_columns_ok<S>()) {
+        const std::size_t cols = cols_[P::info[S].nest];
+        auto columns = [&]<class V>(acc<V>& a, std::size_t j) TAD_INLINE_LAMBDA {
+          static_for<NV>([&](auto k) TAD_INLINE_LAMBDA {
+            if constexpr (row_var_k<k.value>() && P::vars[S].test(k.value)) a.sk.var[k.value] = simd::splat<V>(-0.0);
+          });
+          for (std::size_t k = 0; k < W_; ++k) {
+            row_k(k);
+            point_step<pass_kind::backward, S, V, false, false, false, true>(l, a, j);
+          }
+          static_for<NV>([&](auto k) TAD_INLINE_LAMBDA {
+            if constexpr (row_var_k<k.value>() && P::vars[S].test(k.value)) {
+              T* p = l.outs[k.value] + j;
+              simd::store_any(p, simd::load_any<V>(p) + a.sk.var[k.value]);
+            }
+          });
+        };
+        std::size_t j = 0;
+        for (; j + W_ <= cols; j += W_) columns(ab[0], j);
+        for (; j < cols; ++j) columns(pt, j);
+      } else {
+        for (std::size_t k = 0; k < W_; ++k) {
+          const std::size_t cols = row_k(k);
+          if constexpr (picks<S>) pick_sweep<pass_kind::backward, S>(l, pt, r + k);
+          else sweep<pass_kind::backward, S, false, stash_here<K, A, N, S>>(l, ab, pt, cols);
+        }
+      }
+    }
+  });
 }
 
 /// A sweep of axis point S over the current row (cols elements): today's loop body, U
@@ -252,6 +330,12 @@ TAD_AS_IN_CLASS void engine<E, T, W>::point_loop() {
     if constexpr (point_backward<K, A, N, S.value>()) widest = std::max(widest, cols_[P::info[S.value].nest]);
   });
   const bool blocks = widest * W_ * sizeof(T) <= TAD_POINT_BLOCK_BYTES;
+  // Does a point's block run its backward sweeps column by column (block_backward)?
+  constexpr bool any_block_columns = [] {
+    bool any = false;
+    static_for<NR>([&](auto S) { any = any || (point_backward<K, A, N, S.value>() && block_columns_ok<S.value>()); });
+    return any;
+  }();
   std::size_t r = 0;
   for (; blocks && r + W_ <= rows; r += W_) {
     for (std::size_t k = 0; k < W_; ++k) {
@@ -270,15 +354,19 @@ TAD_AS_IN_CLASS void engine<E, T, W>::point_loop() {
           ab[0].sk.red[S.value] = simd::splat<B>(0);
         }
       });
-      for (std::size_t k = 0; k < W_; ++k) {
-        static_for<NR>([&](auto S) TAD_INLINE_LAMBDA {
-          if constexpr (point_backward<K, A, N, S.value>()) {
-            l.ctx.val[S.value] = pv[S.value][k];
-            l.ctx.adj[S.value] = pa[S.value][k];
-            if constexpr (slot_op_t<S.value>::needs_value) l.ctx.aux[S.value] = px[S.value][k];
-          }
-        });
-        backward_sweeps(r + k);
+      if constexpr (any_block_columns) {
+        block_backward<K, A, N>(l, ab, pt, r, to_row, pv, pa, px);
+      } else {
+        for (std::size_t k = 0; k < W_; ++k) {
+          static_for<NR>([&](auto S) TAD_INLINE_LAMBDA {
+            if constexpr (point_backward<K, A, N, S.value>()) {
+              l.ctx.val[S.value] = pv[S.value][k];
+              l.ctx.adj[S.value] = pa[S.value][k];
+              if constexpr (slot_op_t<S.value>::needs_value) l.ctx.aux[S.value] = px[S.value][k];
+            }
+          });
+          backward_sweeps(r + k);
+        }
       }
     }
   }
