@@ -91,12 +91,14 @@ TAD_INLINE void engine<E, T, W>::point_step(const local& l, acc<V>& a, std::size
 
 /// May the backward sweeps of axis point S over a block of rows run column by column
 /// (block_backward)? When its argument's variables include a row vector (`w` in
-/// `sum(X * w, axis<1>)`), and it is neither a pick nor stashed, nor holds a let or a column.
+/// `sum(X * w, axis<1>)`), and it is neither a pick nor stashed, nor holds a let, a column or a
+/// reduction (whose values and adjoints the row-by-row sweeps set per row for all points).
 template <class E, class T, class W>
 template <std::size_t S>
 constexpr bool engine<E, T, W>::block_columns_ok() {
   using Arg = std::remove_cvref_t<decltype(std::declval<const slot_node_t<E, S>&>().arg)>;
-  if constexpr (picks<S> || P::stash_var[S] < NV || region_has_lets<Arg, true>() || props<Arg>::has_column) {
+  if constexpr (picks<S> || P::stash_var[S] < NV || region_has_lets<Arg, true>() || props<Arg>::has_column ||
+                props<Arg>::reductions > 0) {
     return false;
   } else {
     bool row = false, other = false;
