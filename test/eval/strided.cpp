@@ -6,7 +6,9 @@
 // between rows never read or written; ld < cols rejected; grad_into's overlap check over the
 // view's whole span; gradcheck; pass counts. Then single columns of a row-major matrix
 // (`column_of`, a strided vector) and rows (`row_of`): as vector variables and constants, as a
-// row and as a column of a matrix, their gradients dense, their errors.
+// row and as a column of a matrix, their gradients dense, their errors. Column-major views
+// (`col_major`): values and gradients at every shape against closed forms, in rows, columns and
+// both axis reductions, their errors.
 #include "support/matrix_check.hpp"
 
 #include <tad/tad.hpp>
@@ -122,6 +124,110 @@ BOOST_AUTO_TEST_CASE(bad_strides_and_overlaps_are_errors) {
   BOOST_CHECK_THROW((void)(X + X2), std::invalid_argument);
   // grad with a variable of another stride than in the expression: not the expression's X.
   BOOST_CHECK_THROW((void)tad::grad(tad::sum(X), X2), std::invalid_argument);
+}
+
+// ---- column-major matrices (doc/shapes.md "Column-major matrices") -------------------------------
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(a_column_major_view_at_every_shape, T, reals) {
+  // X a column-major view (element (r, j) at data[j * ld + r], ld = rows + 2, the padding NaN,
+  // the storage starting one element past an aligned address) in a row nest with a row-major
+  // matrix Y, a row vector b and a column q, and in a reduction down the columns:
+  //   L = sum(exp(X) * Y + X * b + as_column(q) * X) + sum(square(sum(X, axis<0>)))
+  //   dL/dX_rj = exp(x_rj) y_rj + b_j + q_r + 2 s_j (s_j = sum_r x_rj),
+  //   dL/dY = exp(X), dL/db_j = s_j, dL/dq_r = sum_j x_rj.
+  // The gradient of X is dense row-major rows x cols.
+  for (const shape& s : shapes) {
+    const std::size_t ld = s.rows + 2, n = s.rows * s.cols;
+    buffer<T> big(std::max<std::size_t>(s.cols * ld, 1), 1), ys = make<T>(n, {-1, 1}, 2, 3),
+        bs = make<T>(s.cols, {-1, 1}, 4, 5), qs = make<T>(s.rows, {-1, 1}, 6, 1);
+    tad_test::fill_uniform(big, -1, 1, 11);
+    for (std::size_t j = 0; j < s.cols; ++j)
+      for (std::size_t r = s.rows; r < ld; ++r) big[j * ld + r] = std::numeric_limits<T>::quiet_NaN();
+    auto X = tad::var<"X">(tad::col_major(big.data(), s.rows, s.cols, ld));
+    auto Y = tad::var<"Y">(ys.data(), s.rows, s.cols);
+    auto b = tad::var<"b">(bs.cspan());
+    auto q = tad::var<"q">(qs.cspan());
+    const auto loss = tad::sum(tad::exp(X) * Y + X * b + tad::as_column(q) * X) +
+                      tad::sum(tad::square(tad::sum(X, tad::axis<0>)));
+    const auto [v, gX, gY, gb, gq] = tad::grad(loss, X, Y, b, q);
+    BOOST_TEST_REQUIRE(gX.rows() == s.rows);
+    BOOST_TEST_REQUIRE(gX.cols() == s.cols);
+    std::vector<double> col(s.cols), row(s.rows), wX(n), wY(n);
+    double want = 0, scale = 0;
+    for (std::size_t r = 0; r < s.rows; ++r)
+      for (std::size_t j = 0; j < s.cols; ++j) col[j] += double(big[j * ld + r]), row[r] += double(big[j * ld + r]);
+    for (std::size_t r = 0; r < s.rows; ++r)
+      for (std::size_t j = 0; j < s.cols; ++j) {
+        const std::size_t i = r * s.cols + j;
+        const double x = double(big[j * ld + r]), e = std::exp(x), y = double(ys[i]);
+        const double term = e * y + x * double(bs[j]) + double(qs[r]) * x;
+        want += term;
+        scale += std::abs(term);
+        wX[i] = e * y + double(bs[j]) + double(qs[r]) + 2 * col[j];
+        wY[i] = e;
+      }
+    for (double c : col) want += c * c, scale += c * c;
+    BOOST_TEST(near(double(v), want, std::is_same_v<T, float> ? 1e-4 : 1e-12, scale),
+               "value at " << s.rows << " x " << s.cols << ": tad " << v << ", expected " << want);
+    expect_matrix(gX, s, wX, "column-major", "X");
+    expect_matrix(gY, s, wY, "column-major", "Y");
+    std::size_t bad = 0;
+    const double tol = tad_test::grad_tol<T>() * std::max(1.0, std::sqrt(double(std::max(s.rows, s.cols))));
+    for (std::size_t j = 0; j < s.cols; ++j) bad += !tad_test::close(double(gb[j]), col[j], tol);
+    for (std::size_t r = 0; r < s.rows; ++r) bad += !tad_test::close(double(gq[r]), row[r], tol);
+    BOOST_TEST(bad == 0u, "d/db and d/dq at " << s.rows << " x " << s.cols);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(column_major_values_constants_reductions_and_errors) {
+  // The 2 x 3 matrix [[1, 2, 3], [4, 5, 6]] stored by columns: 1 4 2 5 3 6.
+  const std::vector<double> cm{1, 4, 2, 5, 3, 6};
+  auto A = tad::var<"A">(tad::col_major(cm.data(), 2, 3));
+  auto C = tad::constant(tad::col_major(cm.data(), 2, 3));
+  // Results are row-major, of the view's shape.
+  const tad::matrix<double> v = tad::value(A * 10.0 + C);
+  BOOST_TEST_REQUIRE(v.rows() == 2u);
+  BOOST_TEST_REQUIRE(v.cols() == 3u);
+  const tad::matrix<double> want{{11, 22, 33}, {44, 55, 66}};
+  for (std::size_t r = 0; r < 2; ++r)
+    for (std::size_t c = 0; c < 3; ++c) BOOST_TEST(v(r, c) == want(r, c));
+  // Row sums (along axis 1) and row maxima: rows are [1, 2, 3] and [4, 5, 6].
+  const std::vector<double> rs = tad::value(tad::sum(C, tad::axis<1>));
+  BOOST_TEST(rs == (std::vector<double>{6, 15}));
+  // d/dA of sum(max(A, axis<1>) * w) with w = [2, -1]: the row maxima's positions get w.
+  const std::vector<double> w{2, -1};
+  const auto [s, g] = tad::grad(tad::sum(tad::max(A, tad::axis<1>) * tad::constant(w)), A);
+  BOOST_TEST(s == 2 * 3 - 6);
+  const tad::matrix<double> gw{{0, 0, 2}, {0, 0, -1}};
+  for (std::size_t r = 0; r < 2; ++r)
+    for (std::size_t c = 0; c < 3; ++c) BOOST_TEST(g(r, c) == gw(r, c));
+  // 1 + 4 + ... + 36.
+  BOOST_TEST(tad::value(tad::sum(tad::square(A))) == 91.0);
+  BOOST_TEST(tad::to_string(A * C) == "A * constant[2x3]");
+  BOOST_TEST(static_cast<bool>(tad::gradcheck(tad::sum(tad::sin(A) * C) + tad::sum(tad::logsumexp(A, tad::axis<1>)), A)));
+  static_assert(tad::rank_v<decltype(A)> == 2);
+  static_assert(tad::passes_v<decltype(tad::mean(tad::square(A - C))), decltype(A)> == 1);
+  // Errors: ld < rows; the extent overflowing; a gradient buffer inside the view's span.
+  tad_test::expect_message<std::invalid_argument>(
+      [&] { (void)tad::col_major(cm.data(), 3, 2, 2); },
+      "tad::col_major(p, rows, cols, ld): ld (2) is less than rows (3): columns would overlap");
+  BOOST_CHECK_THROW((void)tad::col_major(cm.data(), 2, 3, std::numeric_limits<std::size_t>::max() / 2),
+                    std::length_error);
+  BOOST_TEST(tad::value(tad::sum(tad::constant(tad::col_major(cm.data(), 6, 1, 0)))) == 21.0);  // one column
+  std::vector<double> store(20, 1.0);
+  auto B = tad::var<"B">(tad::col_major(store.data(), 2, 3, 8));
+  std::vector<double> gb(6);
+  BOOST_CHECK_NO_THROW((void)tad::grad_into(tad::sum(B), tad::wrt(B, gb)));
+  BOOST_TEST(gb == std::vector<double>(6, 1.0));
+  std::span<double> inside(store.data() + 3, 6);
+  BOOST_CHECK_THROW((void)tad::grad_into(tad::sum(B), tad::wrt(B, inside)), std::invalid_argument);
+  // One name, two layouts or two lds: two variables.
+  auto B2 = tad::var<"B">(tad::col_major(store.data(), 2, 3, 9));
+  BOOST_CHECK_THROW((void)(B + B2), std::invalid_argument);
+  BOOST_CHECK_THROW((void)tad::grad(tad::sum(B), B2), std::invalid_argument);
+  // Shapes as for any matrix: a 2 x 3 against a 3 x 2.
+  auto D = tad::constant(tad::col_major(cm.data(), 3, 2));
+  BOOST_CHECK_THROW((void)tad::value(tad::sum(A * D)), tad::shape_error);
 }
 
 // ---- single rows and columns (doc/shapes.md "Single rows and columns") ---------------------------

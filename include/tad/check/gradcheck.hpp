@@ -98,13 +98,18 @@ struct gradcheck_store {
     if (it == vars.end()) it = vars.emplace(std::string(name), std::vector<double>(p, p + n)).first;
     return it->second.data();
   }
-  /// The variable leaf x's elements, dense row-major (a strided matrix's rows gathered).
+  /// The variable leaf x's elements, dense row-major (a strided or column-major matrix's rows gathered).
   template <class X>
   double* var_of(const X& x) {
     if constexpr (is_strided_v<X>) {
       std::vector<typename X::value_type> dense(x.size);
       for (std::size_t r = 0; r < x.rows; ++r)
         for (std::size_t c = 0; c < x.cols; ++c) dense[r * x.cols + c] = x.data[r * x.ld + c];
+      return var(X::name.view(), dense.data(), x.size);
+    } else if constexpr (is_col_major_v<X>) {
+      std::vector<typename X::value_type> dense(x.size);
+      for (std::size_t r = 0; r < x.rows; ++r)
+        for (std::size_t c = 0; c < x.cols; ++c) dense[r * x.cols + c] = x.data[c * x.ld + r];
       return var(X::name.view(), dense.data(), x.size);
     } else if constexpr (is_gathered_v<X>) {
       std::vector<typename X::value_type> dense(x.size);
@@ -131,6 +136,11 @@ auto to_double(const E& e, gradcheck_store& store) {
       std::vector<double> dense(e.size);
       for (std::size_t r = 0; r < e.rows; ++r)
         for (std::size_t c = 0; c < e.cols; ++c) dense[r * e.cols + c] = static_cast<double>(e.data[r * e.ld + c]);
+      return matrix_constant<double>{store.constant(dense.data(), e.size), e.size, e.rows, e.cols};
+    } else if constexpr (is_col_major_v<E> && !E::is_variable) {
+      std::vector<double> dense(e.size);
+      for (std::size_t r = 0; r < e.rows; ++r)
+        for (std::size_t c = 0; c < e.cols; ++c) dense[r * e.cols + c] = static_cast<double>(e.data[c * e.ld + r]);
       return matrix_constant<double>{store.constant(dense.data(), e.size), e.size, e.rows, e.cols};
     } else if constexpr (is_gathered_v<E> && !E::is_variable) {
       std::vector<double> dense(e.size);

@@ -256,7 +256,7 @@ inline constexpr bool gradient_is_zero_v = !detail::reaches<std::remove_cvref_t<
 }  // namespace tad
 
 namespace tad {
-/// A differentiable leaf: `scalar_var`, `array_var`, `matrix_var` or `strided_matrix_var` (not a
+/// A differentiable leaf: a scalar, vector or matrix variable, or one of a view (not a
 /// column of one: its gradient is the vector's).
 template <class X>
 concept variable = expression<X> && requires { std::remove_cvref_t<X>::is_variable; } &&

@@ -296,21 +296,26 @@ constexpr const named_leaf_t<L>& named_leaf_of(const L& l) noexcept {
 /// Is L a matrix with rows `ld` apart (strided_matrix_var, strided_matrix_constant)?
 template <class L>
 inline constexpr bool is_strided_v = requires { L::strided; };
+/// Is L a column-major matrix (col_major_matrix_var, col_major_matrix_constant: core/col_major.hpp)?
+template <class L>
+inline constexpr bool is_col_major_v = requires { L::col_major; };
 /// Is L a vector with elements `stride` apart (strided_array_var, strided_array_constant)?
 template <class L>
 inline constexpr bool is_gathered_v = requires { L::gathered; };
 /// The elements a leaf's view spans from `data`: `size`, for a strided matrix from the first
-/// row's start to the last row's end, for a strided vector from its first element to its last.
+/// row's start to the last row's end (a column-major one: columns), for a strided vector from
+/// its first element to its last.
 template <class L>
 constexpr std::size_t span_of(const L& l) noexcept {
   if constexpr (is_strided_v<L>) return l.rows == 0 || l.cols == 0 ? 0 : (l.rows - 1) * l.ld + l.cols;
+  else if constexpr (is_col_major_v<L>) return l.rows == 0 || l.cols == 0 ? 0 : (l.cols - 1) * l.ld + l.rows;
   else if constexpr (is_gathered_v<L>) return l.size == 0 ? 0 : (l.size - 1) * l.stride + 1;
   else return l.size;
 }
-/// A strided matrix's ld, a strided vector's stride; 0 for any other leaf.
+/// A strided or column-major matrix's ld, a strided vector's stride; 0 for any other leaf.
 template <class L>
 constexpr std::size_t stride_of(const L& l) noexcept {
-  if constexpr (is_strided_v<L>) return l.ld;
+  if constexpr (is_strided_v<L> || is_col_major_v<L>) return l.ld;
   else if constexpr (is_gathered_v<L>) return l.stride;
   else return 0;
 }
@@ -325,7 +330,7 @@ constexpr bool same_view(const L& a, const L& b) {
   if constexpr (requires { a.rows; }) {
     if (a.rows != b.rows) return false;
   }
-  if constexpr (is_strided_v<L>) {
+  if constexpr (is_strided_v<L> || is_col_major_v<L>) {
     if (a.ld != b.ld) return false;
   }
   if constexpr (is_gathered_v<L>) {

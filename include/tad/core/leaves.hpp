@@ -2,6 +2,7 @@
 /// Leaves: variables (differentiable, named), runtime constants and compile-time literals, made
 /// by var, constant, constant_ref, column_of and row_of (the types: core/leaf_types.hpp).
 
+#include <tad/core/col_major.hpp>
 #include <tad/core/fixed_string.hpp>
 #include <tad/core/leaf_types.hpp>
 
@@ -16,7 +17,8 @@
 namespace tad {
 
 /// `var<"x">(x)`: a variable named "x". `x` may be a float/double lvalue (bound by reference),
-/// an rvalue (copied), or contiguous storage (`std::vector`, `std::span`, array) viewed in place.
+/// an rvalue (copied), or contiguous storage (`std::vector`, `std::span`, array) viewed in place,
+/// or a view: `column_of(m, k)` (a strided vector), `col_major(p, rows, cols)` (a matrix).
 template <fixed_string Name, class X>
 constexpr auto var(X&& x) noexcept {
   using U = std::remove_cvref_t<X>;
@@ -28,6 +30,8 @@ constexpr auto var(X&& x) noexcept {
     }
   } else if constexpr (detail::is_strided_view_v<U>) {
     return strided_array_var<Name, typename U::value_type>{x.data, x.size, x.stride};
+  } else if constexpr (detail::is_col_major_view_v<U>) {
+    return col_major_matrix_var<Name, typename U::value_type>{x.data, x.size, x.rows, x.cols, x.ld};
   } else if constexpr (detail::row_major_matrix<U>) {
     static_assert(std::is_lvalue_reference_v<X>,
                   "tad::var<name>(m): m is a temporary matrix; the variable would dangle. Pass an lvalue");
@@ -68,7 +72,7 @@ constexpr strided_matrix_var<Name, T> var(const T* p, std::size_t rows, std::siz
 }
 
 /// `constant(c)`: a runtime value that is not differentiated. Arithmetic values are copied;
-/// contiguous storage is viewed in place.
+/// contiguous storage and views (`column_of`, `col_major`) are viewed in place.
 template <class X>
 constexpr auto constant(X&& x) noexcept {
   using U = std::remove_cvref_t<X>;
@@ -76,6 +80,8 @@ constexpr auto constant(X&& x) noexcept {
     return scalar_constant<U>{x};
   } else if constexpr (detail::is_strided_view_v<U>) {
     return strided_array_constant<typename U::value_type>{x.data, x.size, x.stride};
+  } else if constexpr (detail::is_col_major_view_v<U>) {
+    return col_major_matrix_constant<typename U::value_type>{x.data, x.size, x.rows, x.cols, x.ld};
   } else if constexpr (detail::row_major_matrix<U>) {
     static_assert(std::is_lvalue_reference_v<X>,
                   "tad::constant(m): m is a temporary matrix; the constant would dangle. Pass an lvalue");

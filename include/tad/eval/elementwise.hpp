@@ -95,6 +95,8 @@ TAD_INLINE constexpr auto forward(const E& e, const Ctx& ctx, std::size_t i) {
     } else if constexpr (E::is_array) {
       if constexpr (is_gathered_v<E>) {
         return vals<V>{simd::load_strided<V>(e.data + i * e.stride, e.stride)};  // a strided vector
+      } else if constexpr (is_col_major_v<E>) {
+        return vals<V>{simd::load_strided<V>(e.data + i * e.ld, e.ld)};  // a row of a column-major matrix
       } else if constexpr (simd::is_batch_v<V>) {
         return vals<V>{simd::load(e.data + i)};
       } else {

@@ -102,7 +102,7 @@ constexpr void list_leaves(leaf_entry* out, std::size_t base, std::size_t region
     out[base].region = region;
     out[base].is_array = E::is_array || is_column_v<E>;
     out[base].column = is_column_v<E>;
-    out[base].strided = is_strided_v<E>;
+    out[base].strided = is_strided_v<E> || is_col_major_v<E>;  // computed row by row
     out[base].rank = is_column_v<E> ? 1 : leaf_rank<E>();
     if constexpr (requires { E::name; }) {
       if constexpr (E::is_variable) out[base].name = E::name.view();

@@ -38,6 +38,10 @@ class parameter_set {
   static_assert(!(detail::is_strided_v<X> || ...),
                 "tad::parameter_set(x...): a parameter must be contiguous storage; a strided view "
                 "(tad::var<name>(p, rows, cols, ld)) cannot be one: view the whole matrix");
+  static_assert(!(detail::is_col_major_v<X> || ...),
+                "tad::parameter_set(x...): a parameter must be row-major contiguous storage, the layout "
+                "of its gradient; a column-major view (tad::var<name>(tad::col_major(p, rows, cols))) "
+                "cannot be one: view its storage as the transposed row-major matrix, tad::var<name>(p, cols, rows)");
   static_assert(!(detail::is_gathered_v<X> || ...),
                 "tad::parameter_set(x...): a parameter must be contiguous storage; a column of a "
                 "matrix (tad::var<name>(tad::column_of(m, k))) cannot be one: view the whole matrix");

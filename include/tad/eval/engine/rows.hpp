@@ -12,7 +12,7 @@
 namespace tad::detail {
 
 /// Points the matrix leaves of nest Nest in dst at row r of the same leaves of src (offset
-/// r * cols) and sets its columns to their r-th elements; I is the position of dst's first
+/// r * cols, r * ld for a strided one, r for a column-major one) and sets its columns to their r-th elements; I is the position of dst's first
 /// leaf. Leaves of other nests are left alone: their extents differ, so the offset could
 /// point past them.
 template <class E, class T, class W>
@@ -21,6 +21,7 @@ TAD_INLINE void engine<E, T, W>::rebase_rows(N& dst, const N& src, std::size_t o
   if constexpr (is_leaf_v<N>) {
     if constexpr (extents<E>::t.nest_of[I] == Nest) {
       if constexpr (is_strided_v<N>) dst.data = src.data + r * src.ld;
+      else if constexpr (is_col_major_v<N>) dst.data = src.data + r;  // row r's first element
       else if constexpr (N::is_array && leaf_rank<N>() == 2) dst.data = src.data + offset;
       else if constexpr (is_gathered_column_v<N>) dst.val = element_of(src.vec, r);
       else if constexpr (is_column_v<N>) dst.val = src.vec.data[r];
