@@ -10,7 +10,11 @@
 // rows, the parent's code, the backward sweep. Baselines compute value and gradient analytically
 // row by row with a buffer of N column sums (two passes over X; the gradient written once):
 //   scalar   plain loops;   xsimd   the same in xsimd batches.
-// Ratios: benchmark/processes.py (CS, CC); results: doc/benchmarks.md ("Columns").
+//   CM (CC on column-major data):        X given as tad::col_major(p, 1024, N) of the same
+//                                        values stored by columns; tad reads each row of it as
+//                                        gathers. Baselines: CC's, on the row-major storage (what
+//                                        the layout costs against the fast hand loop).
+// Ratios: benchmark/processes.py (CS, CC, CM); results: doc/benchmarks.md ("Columns").
 #include "harness.hpp"
 
 #include <tad/tad.hpp>
@@ -93,6 +97,9 @@ double cc_baseline(const double* x, const double*, double* g, std::size_t cols, 
   return value + xsimd::hadd(acc);
 }
 
+/// The values of x_data(cols) stored column by column (CM's X).
+std::vector<double> cm_storage;
+
 using baseline_fn = double (*)(const double*, const double*, double*, std::size_t, std::vector<double>&);
 
 auto cs_expression(const std::vector<double>& xs, const std::vector<double>& ts, std::size_t cols) {
@@ -103,6 +110,16 @@ auto cs_expression(const std::vector<double>& xs, const std::vector<double>& ts,
 }
 auto cc_expression(const std::vector<double>& xs, const std::vector<double>&, std::size_t cols) {
   auto X = tad::var<"X">(xs.data(), rows, cols);
+  auto L = tad::sum(tad::square(X - tad::mean(X, tad::axis<0>)));
+  static_assert(tad::passes_v<decltype(L), decltype(X)> == 1);
+  return std::pair{X, L};
+}
+
+auto cm_expression(const std::vector<double>& xs, const std::vector<double>&, std::size_t cols) {
+  cm_storage.assign(rows * cols, 0.0);
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t j = 0; j < cols; ++j) cm_storage[j * rows + r] = xs[r * cols + j];
+  auto X = tad::var<"X">(tad::col_major(cm_storage.data(), rows, cols));
   auto L = tad::sum(tad::square(X - tad::mean(X, tad::axis<0>)));
   static_assert(tad::passes_v<decltype(L), decltype(X)> == 1);
   return std::pair{X, L};
@@ -165,6 +182,7 @@ void run_baseline(benchmark::State& state, const std::string& name, Make make, b
 
 constexpr auto cs_make = [](const auto& xs, const auto& ts, std::size_t c) { return cs_expression(xs, ts, c); };
 constexpr auto cc_make = [](const auto& xs, const auto& ts, std::size_t c) { return cc_expression(xs, ts, c); };
+constexpr auto cm_make = [](const auto& xs, const auto& ts, std::size_t c) { return cm_expression(xs, ts, c); };
 
 void CS_tad(benchmark::State& s) { run_tad(s, "CS", cs_make, cs_baseline<false>, cs_baseline<true>); }
 void CS_xsimd(benchmark::State& s) { run_baseline(s, "CS", cs_make, cs_baseline<true>, cs_baseline<false>, cs_baseline<true>); }
@@ -172,6 +190,10 @@ void CS_scalar(benchmark::State& s) { run_baseline(s, "CS", cs_make, cs_baseline
 void CC_tad(benchmark::State& s) { run_tad(s, "CC", cc_make, cc_baseline<false>, cc_baseline<true>); }
 void CC_xsimd(benchmark::State& s) { run_baseline(s, "CC", cc_make, cc_baseline<true>, cc_baseline<false>, cc_baseline<true>); }
 void CC_scalar(benchmark::State& s) { run_baseline(s, "CC", cc_make, cc_baseline<false>, cc_baseline<false>, cc_baseline<true>); }
+
+void CM_tad(benchmark::State& s) { run_tad(s, "CM", cm_make, cc_baseline<false>, cc_baseline<true>); }
+void CM_xsimd(benchmark::State& s) { run_baseline(s, "CM", cm_make, cc_baseline<true>, cc_baseline<false>, cc_baseline<true>); }
+void CM_scalar(benchmark::State& s) { run_baseline(s, "CM", cm_make, cc_baseline<false>, cc_baseline<false>, cc_baseline<true>); }
 
 void sizes(benchmark::internal::Benchmark* b) { b->Arg(100)->Arg(1000); }
 
@@ -183,5 +205,8 @@ BENCHMARK(CS_scalar)->Apply(sizes);
 BENCHMARK(CC_tad)->Apply(sizes);
 BENCHMARK(CC_xsimd)->Apply(sizes);
 BENCHMARK(CC_scalar)->Apply(sizes);
+BENCHMARK(CM_tad)->Apply(sizes);
+BENCHMARK(CM_xsimd)->Apply(sizes);
+BENCHMARK(CM_scalar)->Apply(sizes);
 
 BENCHMARK_MAIN();

@@ -4,7 +4,7 @@
 // the rows, with an L2 penalty on each parameter; then one with an offset per row, a vector as a
 // column (tad::as_column) broadcast across the columns; then 48 distributions over 64 classes
 // fitted by a row-wise softmax cross-entropy, with soft labels, then with class indices too;
-// then 64 distributions over the 48 rows, fitted down the columns (axis<0>).
+// then 64 distributions over the 48 rows, fitted down the columns (axis<0>); a column-major view.
 // One line per epoch (loss, error of the fitted gain and offset against the truth); exits with 1
 // unless the errors end below 0.01 (the noise allows ~0.004 for the gain, see below; a column or
 // row offset: below 0.005), the fitted distributions are within 1e-3 of their targets (the loss
@@ -315,6 +315,23 @@ int main() {
       ok = false;
       break;
     }
+  }
+
+  // [column-major]
+  {
+  // The 2 x 3 matrix [[1, 2, 3], [4, 5, 6]] stored by columns.
+  const std::vector<double> by_columns{1, 4, 2, 5, 3, 6};
+  auto A = tad::var<"A">(tad::col_major(by_columns.data(), 2, 3));
+  const std::vector<double> row_sums = tad::value(tad::sum(A, tad::axis<1>));  // {6, 15}
+  auto [v, gA] = tad::grad(tad::sum(tad::square(A)), A);  // gA(r, c) == 2 A(r, c), row-major
+  // [column-major]
+    const tad::matrix<double> m{{1, 2, 3}, {4, 5, 6}};
+    bool same = row_sums == std::vector<double>{6, 15} && v == 91.0 && gA.rows() == 2 && gA.cols() == 3;
+    for (std::size_t r = 0; r < 2; ++r)
+      for (std::size_t c = 0; c < 3; ++c) same = same && gA(r, c) == 2 * m(r, c);
+    std::printf("column-major view: row sums %g %g, value %g\n", row_sums[0], row_sums[1], v);
+    if (!same) std::printf("WRONG: the column-major view's row sums, value or gradient\n");
+    ok = ok && same;
   }
 
   // [shape-error]
