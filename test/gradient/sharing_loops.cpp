@@ -6,7 +6,8 @@
 // copy's rule on its own share). Rules: clip_gradient, a custom_gradient whose rule is dy * dy,
 // an override rule clip(dy, -0.1, 0.1); 2 and 3 uses; in one pass, across two and three passes,
 // over vectors, a matrix with a row vector (a row nest) and a reduction along the rows' values
-// (the clipped-logits logistic loss written as two means); lengths around the SIMD widths,
+// (the clipped-logits logistic loss written as two means); a scalar let in the scalar code and
+// in loop invariants (its rule at the end of the run); lengths around the SIMD widths,
 // unaligned; the clip cases in float and double, the others in double (the deferral is the same
 // code for both types; the TU's compile time is CI's budget).
 #include <gradient/common.hpp>
@@ -194,6 +195,59 @@ BOOST_AUTO_TEST_CASE(clipped_logits_as_two_means) {
   expect_all(g, want, 1e-12, "shared");
   expect_all(gu, want_u, 1e-12, "unshared");
   expect(v, vu, 1e-14, "the value does not depend on sharing");
+}
+
+// A scalar let used in the scalar code above the loops and in loop invariants (the scalar parts
+// of reductions' arguments; doc/design.md "Lets across loops"): its rule runs once, at the end
+// of the run, on the adjoint summed over every use. c = let(rule(s * s)), L = c * c +
+// sum(c * x) [scalar code + an invariant of x's loop] + sum(c * y) [y of another length: another
+// loop] + sum(sum(X * c, axis<1>)) [an invariant of a reduction along the rows] + max(c * x) [a
+// second pass]. With c > 0, c's adjoint is a = 2 c + sum x + sum y + sum X + x_top (x_top the
+// largest x); ds = 2 s rule(a). Unshared (the clip on every copy): 2 s (2 clip(c) + clip(sum x) +
+// clip(sum y) + clip(sum X) + clip(x_top)).
+BOOST_AUTO_TEST_CASE_TEMPLATE(a_scalar_let_in_the_scalar_code_and_loop_invariants, T, reals) {
+  for (std::size_t n : std::vector<std::size_t>{1, 8, 17}) {
+    auto xd = grad_test::data<T>(n, 0.1, 1, 3);
+    auto yd = grad_test::data<T>(n + 2, -1, 1, 4);
+    auto Xd = grad_test::data<T>(3 * (n + 1), -0.5, 1, 5);
+    T sv = T(0.9);
+    auto s = tad::var<"s">(sv);
+    auto x = tad::var<"x">(xd.span());
+    auto y = tad::var<"y">(yd.span());
+    auto X = tad::var<"X">(Xd.data(), 3, n + 1);
+    const double t = 0.7, tol = grad_test::tol<T>() * 10 * double(n + 3);
+    const double c = 0.81, sx = grad_test::total(xd), sy = grad_test::total(yd), sX = grad_test::total(Xd);
+    const double top = double(xd[argmax(xd)]);
+    auto loss = [&](auto cc) {
+      return cc * cc + tad::sum(cc * x) + tad::sum(cc * y) + tad::sum(tad::sum(X * cc, tad::axis<1>)) + tad::max(cc * x);
+    };
+    auto cl = tad::let<"c">(tad::clip_gradient(s * s, -t, t));
+    const auto [v, gs, gx, gy, gX] = tad::grad(loss(cl), s, x, y, X);
+    expect(double(v), c * c + c * (sx + sy + sX) + c * top, tol, "value");
+    expect(double(gs), 2 * 0.9 * clip(2 * c + sx + sy + sX + top, -t, t), tol, "clip, shared");
+    // The array variables' gradients are the plain ones: c per element, twice at x's maximum.
+    std::vector<double> wx(n, c);
+    wx[argmax(xd)] += c;
+    expect_all(gx, wx, tol, "dx");
+    expect_all(gy, std::vector<double>(n + 2, c), tol, "dy");
+    expect_all(std::span<const T>(gX.data(), gX.size()), std::vector<double>(3 * (n + 1), c), tol, "dX");
+    auto cu = tad::clip_gradient(s * s, -t, t);
+    const double unshared = 2 * clip(c, -t, t) + clip(sx, -t, t) + clip(sy, -t, t) + clip(sX, -t, t) + clip(top, -t, t);
+    expect(double(std::get<1>(tad::grad(loss(cu), s))), 2 * 0.9 * unshared, tol, "clip, unshared");
+    if constexpr (std::is_same_v<T, double>) {
+      // The rule dy * dy (custom_gradient) and the override clip(dy, -0.1, 0.1), 2 and 3 uses.
+      auto cc = tad::let<"c">(squared_rule(s * s));
+      const double a2 = 2 * c + sx, a3 = a2 + sy;
+      expect(std::get<1>(tad::grad(cc * cc + tad::sum(cc * x), s)), 2 * 0.9 * a2 * a2, tol, "custom, 2 uses");
+      expect(std::get<1>(tad::grad(cc * cc + tad::sum(cc * x) + tad::sum(cc * y), s)), 2 * 0.9 * a3 * a3, tol,
+             "custom, 3 uses");
+      auto o = tad::let<"o">(tad::override_gradients(tad::identity(s * s), identity_clip));
+      expect(std::get<1>(tad::grad(tad::sum(o * x) + tad::sum(o * y), s)), 2 * 0.9 * clip(sx + sy, -0.1, 0.1), tol,
+             "override, 2 loops");
+      expect(std::get<1>(tad::grad(o * o + tad::sum(o * x) + tad::sum(o * y), s)), 2 * 0.9 * clip(a3, -0.1, 0.1), tol,
+             "override, 3 uses");
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

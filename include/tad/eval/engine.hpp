@@ -8,6 +8,7 @@
 #include <tad/eval/elementwise.hpp>
 #include <tad/eval/engine/state.hpp>
 #include <tad/eval/extents.hpp>
+#include <tad/eval/deferred_lets.hpp>
 #include <tad/eval/let.hpp>
 #include <tad/eval/plan.hpp>
 #include <tad/ops/cross_entropy.hpp>
@@ -100,6 +101,7 @@ class engine {
           loops<pass_kind::backward, static_cast<int>(d.value)>();
       });
     }
+    if constexpr (has_scalar_deferred) scalar_deferred_rules();
     static_for<NV>([&](auto k) {
       if constexpr (is_array_k<k.value>()) {
         if constexpr (P::first_touch(k.value) < 0) {
@@ -184,6 +186,7 @@ class engine {
   constexpr void backward_scalar_lets(const N& e, T dy);
   constexpr T top_lets(bool final);
   constexpr T top(bool final);
+  constexpr void scalar_deferred_rules();
 
   /// Per-loop copies of the engine's state: locals whose address never escapes the loop
   /// function, so no gradient store can alias them and the compiler keeps them in registers.
@@ -206,44 +209,17 @@ class engine {
   template <int D, std::size_t N, class V, class X>
   TAD_INLINE static void deferred_rules(const local& l, acc<V>& a, std::size_t i, X& x);
 
-  /// Lets deferred across loops (eval/let.hpp, deferred_let; doc/design.md "Lets across loops").
-  using all_lets = std::conditional_t<has_lets_v<E>, lets_of_t<E>, let_list<>>;
-  /// Does E hold a deferred let?
-  static constexpr bool has_deferred = [] {
-    bool any = false;
-    static_for<all_lets::size>([&](auto k) { any = any || deferred_let<E, W, typename all_lets::template at<k.value>>::deferred; });
-    return any;
-  }();
-  /// Does the backward loop of depth D over nest N run the rule of a deferred let?
+  /// Lets deferred across loops (eval/deferred_lets.hpp; doc/design.md "Lets across loops").
+  using deferral = let_deferral<E, W>;
+  using all_lets = typename deferral::all_lets;
+  static constexpr bool has_deferred = deferral::has_deferred;
+  static constexpr bool has_scalar_deferred = deferral::has_scalar_deferred;
   template <int D, std::size_t N>
-  static constexpr bool finalizes = [] {
-    bool any = false;
-    static_for<all_lets::size>([&](auto k) {
-      using Def = deferred_let<E, W, typename all_lets::template at<k.value>>;
-      any = any || (Def::deferred && Def::depth == D && Def::nest == N);
-    });
-    return any;
-  }();
-  /// Does it recompute the argument of reduction S for one (S holds it and ran backward earlier)?
+  static constexpr bool finalizes = deferral::template finalizes<D, N>;
   template <int D, std::size_t N, std::size_t S>
-  static constexpr bool recomputes = [] {
-    bool any = false;
-    static_for<all_lets::size>([&](auto k) {
-      using Def = deferred_let<E, W, typename all_lets::template at<k.value>>;
-      any = any || (Def::deferred && Def::depth == D && Def::nest == N && Def::in(S) && P::info[S].wants && P::info[S].depth < D);
-    });
-    return any;
-  }();
-  /// Does the argument of reduction S hold a deferred let?
+  static constexpr bool recomputes = deferral::template recomputes<D, N, S>;
   template <std::size_t S>
-  static constexpr bool holds_deferred = [] {
-    bool any = false;
-    static_for<all_lets::size>([&](auto k) {
-      using Def = deferred_let<E, W, typename all_lets::template at<k.value>>;
-      any = any || (Def::deferred && Def::in(S));
-    });
-    return any;
-  }();
+  static constexpr bool holds_deferred = deferral::template holds_deferred<S>;
   /// ... is it recomputed by the loop of pass K, level or depth A, over nest N?
   template <pass_kind K, int A, std::size_t N, std::size_t S>
   static constexpr bool recomputed_in() {
@@ -387,11 +363,14 @@ class engine {
   [[no_unique_address]] std::array<std::size_t, (NC > 1 ? NC : 0)> ext_{};
   // Rows and columns of each nest, when one is a row nest (a vector broadcast across rows).
   [[no_unique_address]] std::array<std::size_t, (has_row_nests ? NC : 0)> rows_{}, cols_{};
+  // The adjoints of the lets deferred to the end of the run (scalar_deferred_rules).
+  [[no_unique_address]] std::conditional_t<has_scalar_deferred, deferred_acc<T, all_lets>, std::array<T, 0>> sdl_{};
 };
 
 }  // namespace tad::detail
 
 // The engine's member functions, by concern (each header includes this one).
+#include <tad/eval/engine/blocks.hpp>
 #include <tad/eval/engine/down.hpp>
 #include <tad/eval/engine/flat.hpp>
 #include <tad/eval/engine/points.hpp>

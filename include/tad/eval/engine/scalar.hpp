@@ -90,7 +90,8 @@ constexpr void engine<E, T, W>::backward_scalar_lets(const N& e, T dy) {
     const auto t = forward<T, S>(e, lc, 0);
     backward<S>(e, t, dy, ls);
   };
-  with_lets<0, true, false, T, S, 0, false>(e, lc, 0, ls, main);
+  if constexpr (has_scalar_deferred) with_lets_x<0, scalar_defer_mode<E, W, true>, false, T, S, 0, false>(e, lc, 0, ls, main, sdl_);
+  else with_lets<0, true, false, T, S, 0, false>(e, lc, 0, ls, main);
   static_for<NR>([&](auto r) { ctx_.adj[r.value] += s.red[r.value]; });
   static_for<NV>([&](auto k) { scalar_grad_[k.value] += s.var[k.value]; });
 }
@@ -105,7 +106,12 @@ constexpr T engine<E, T, W>::top_lets(bool final) {
   auto ls = make_let_sink<T, Lets>(s);
   T value = T(0);
   auto main = [&]() { value = forward_backward<T, 0, 0, false>(e_, lc, 0, T(1), ls).v; };
-  with_lets<0, true, false, T, 0, 0, false>(e_, lc, 0, ls, main);
+  if constexpr (has_scalar_deferred) {
+    if (final) with_lets_x<0, scalar_defer_mode<E, W, true>, false, T, 0, 0, false>(e_, lc, 0, ls, main, sdl_);
+    else with_lets_x<0, scalar_defer_mode<E, W, false>, false, T, 0, 0, false>(e_, lc, 0, ls, main, sdl_);
+  } else {
+    with_lets<0, true, false, T, 0, 0, false>(e_, lc, 0, ls, main);
+  }
   static_for<NR>([&](auto S) {
     if constexpr (P::info[S.value].depth == 0) ctx_.adj[S.value] = s.red[S.value];
   });
@@ -113,6 +119,17 @@ constexpr T engine<E, T, W>::top_lets(bool final) {
     static_for<NV>([&](auto k) { scalar_grad_[k.value] += s.var[k.value]; });
   }
   return value;
+}
+
+/// The rules of the lets deferred to the end of the run (deferred_let::scalar): each once, on
+/// the adjoint the scalar code and the loop invariants added to sdl_, into the scalar
+/// variables' gradients (the body holds no reduction).
+template <class E, class T, class W>
+constexpr void engine<E, T, W>::scalar_deferred_rules() {
+  static_for<all_lets::size>([&](auto k) {
+    using L = typename all_lets::template at<k.value>;
+    if constexpr (deferred_let<E, W, L>::deferred) backward_scalar<0>(first_let<L>(e_).arg, sdl_.adj[k.value]);
+  });
 }
 
 /// The scalar part above the reductions: its value, and (with final) the gradients of the
