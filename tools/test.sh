@@ -12,7 +12,7 @@
 #              replays the same corpus)
 #   clang-san  clang++, -march=native, -O1, AddressSanitizer + UndefinedBehaviorSanitizer:
 #              every test area but test/property, compile-fail tests (no examples: the
-#              gcc stage runs them, tidy compiles them with clang++), and libFuzzer (-seed=1) on the seed corpus for TAD_FUZZ_SECONDS (default 60)
+#              gcc stage runs them, tidy compiles them with clang++), and libFuzzer (-seed=1) on the seed corpus for TAD_FUZZ_SECONDS (default 30)
 #   sse2       g++ for the baseline x86-64 (SSE2, no -march), -O1: the test areas whose code
 #              depends on the SIMD width (ops, eval, simd, train), and isa.compare: the gcc
 #              stage's native results within tolerance (incl. modifiers, custom rules, lets)
