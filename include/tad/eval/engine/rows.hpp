@@ -12,9 +12,9 @@
 namespace tad::detail {
 
 /// Points the matrix leaves of nest Nest in dst at row r of the same leaves of src (offset
-/// r * cols, r * ld for a strided one, r for a column-major one) and sets its columns to their r-th elements; I is the position of dst's first
-/// leaf. Leaves of other nests are left alone: their extents differ, so the offset could
-/// point past them.
+/// r * cols, r * ld for a strided one, r for a column-major one) and sets its columns to their
+/// r-th elements; I is the position of dst's first leaf. Leaves of other nests are left alone:
+/// their extents differ, so the offset could point past them.
 template <class E, class T, class W>
 template <std::size_t Nest, std::size_t I, class N>
 TAD_INLINE void engine<E, T, W>::rebase_rows(N& dst, const N& src, std::size_t offset, std::size_t r) {
