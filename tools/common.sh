@@ -7,7 +7,7 @@
 tad_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 tad_packages=(cmake ninja-build g++ clang clang-tidy libclang-rt-14-dev libboost-dev libboost-test-dev libxsimd-dev
-              libbenchmark-dev)
+              libeigen3-dev libbenchmark-dev)
 
 tad_require_packages() {
   if ! command -v dpkg-query >/dev/null 2>&1; then

@@ -92,7 +92,7 @@ run_stage() {
       # compiles is checked by the gcc stage; here each .bad must fail with its diagnostic.
       stage_opt=-O1 build_and_test clang-san "$clangxx" "-LE consumer|compile_fail_ok" "" -- -DTAD_BUILD_TESTS=ON -DTAD_BUILD_EXAMPLES=OFF \
         -DTAD_BUILD_BENCHMARKS=OFF -DTAD_PROPERTY_TESTS=OFF -DTAD_HEADER_TESTS=OFF \
-        -DTAD_SANITIZE=address,undefined -DTAD_FUZZ=ON -DTAD_ISA_DUMP=OFF ;;
+        -DTAD_SANITIZE=address,undefined -DTAD_FUZZ=ON -DTAD_ISA_DUMP=OFF -DTAD_TEST_REALS=float ;;
     sse2)
       # Compared with the native build's results when the gcc stage has written them.
       local reference="$tad_root/build/test-gcc/isa_dump.txt"
@@ -109,7 +109,8 @@ run_stage() {
       # (test/isa/dump.cpp: modifiers, custom_let) with the native build's.
       stage_opt=-O1 build_and_test sse2 g++ "-R ^(test\.(ops|eval|simd|train)|isa\.(dump|compare))$" \
         "test.ops test.eval test.simd test.train isa_dump" -- -DTAD_BUILD_TESTS=ON \
-        -DTAD_BUILD_EXAMPLES=OFF -DTAD_BUILD_BENCHMARKS=OFF -DTAD_NATIVE=OFF -DTAD_ISA_REFERENCE="$reference" ;;
+        -DTAD_BUILD_EXAMPLES=OFF -DTAD_BUILD_BENCHMARKS=OFF -DTAD_NATIVE=OFF -DTAD_ISA_REFERENCE="$reference" \
+        -DTAD_TEST_REALS=double ;;
     tsan)
       build_and_test tsan "$clangxx" "-R ^test\.threads$" "test.threads" -- -DTAD_BUILD_TESTS=ON \
         -DTAD_BUILD_EXAMPLES=OFF -DTAD_BUILD_BENCHMARKS=OFF -DTAD_SANITIZE=thread ;;

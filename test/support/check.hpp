@@ -17,8 +17,13 @@
 
 namespace tad_test {
 
-/// The element types every test runs over.
+/// The element types every templated test runs over: float and double, or the one a stage
+/// chose (TAD_TEST_REALS in test/CMakeLists.txt).
+#ifdef TAD_TEST_REAL
+using reals = std::tuple<TAD_TEST_REAL>;
+#else
 using reals = std::tuple<float, double>;
+#endif
 
 /// The lengths every array test runs at: around the SIMD widths (2, 4, 8) and a large one.
 inline const std::vector<std::size_t> lengths{0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 1000};

@@ -23,7 +23,7 @@
 
 namespace tad_test::gradient_check {
 
-using types = std::tuple<float, double>;
+using types = tad_test::reals;
 using tad_test::lengths;
 
 // ---- checks ---------------------------------------------------------------------------------

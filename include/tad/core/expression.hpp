@@ -110,6 +110,17 @@ template <class Op>
 constexpr bool op_is_column_point() {
   if constexpr (requires { Op::is_column_point; }) return Op::is_column_point; else return false;
 }
+/// A product (ops/linalg.hpp: matmul, outer): its rank is `Op::result_rank` of its operands'.
+template <class Op>
+constexpr bool op_is_product() {
+  if constexpr (requires { Op::is_product; }) return Op::is_product; else return false;
+}
+template <class E>
+struct props;
+template <class Op, class... C>
+constexpr int node_rank(int elementwise) {
+  if constexpr (op_is_product<Op>()) return Op::result_rank(props<C>::rank...); else return elementwise;
+}
 template <class Op>
 constexpr bool op_is_mask() {
   if constexpr (requires { Op::is_mask; }) return Op::is_mask; else return false;
@@ -163,7 +174,8 @@ struct props<node<Op, C...>> {
   /// Elementwise, the highest rank of its children (a vector with a matrix is a row broadcast
   /// across the matrix's rows, extents.hpp); a (full) reduction is a scalar, an axis point a
   /// vector over its argument's rows.
-  static constexpr int rank = is_column_point ? 0 : is_point ? 1 : is_reduction ? 0 : std::max({0, props<C>::rank...});
+  static constexpr int rank = is_column_point ? 0 : is_point ? 1 : is_reduction ? 0
+                             : node_rank<Op, C...>(std::max({0, props<C>::rank...}));
   static constexpr bool is_mask = op_is_mask<Op>();
   static constexpr std::size_t reductions = (props<C>::reductions + ... + 0) + (is_reduction ? 1 : 0);
   /// An axis point adds no level: its sweeps run inside the loop of its parent's rows.

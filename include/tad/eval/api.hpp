@@ -8,6 +8,7 @@
 #include <tad/eval/arguments.hpp>
 #include <tad/eval/bind_extents.hpp>
 #include <tad/eval/engine.hpp>
+#include <tad/ops/linalg.hpp>
 #include <tad/ops/reductions.hpp>
 
 #include <array>
@@ -23,6 +24,16 @@
 #include <vector>
 
 namespace tad {
+
+namespace detail {
+/// The entry points for an expression that holds a matrix product: eval/program.hpp specializes
+/// this (`<tad/linalg.hpp>`, which needs Eigen); without it, this error.
+template <class E, class = void>
+struct products_api {
+  static_assert(always_false<E>, "tad: the expression holds a matrix product (tad::matmul, tad::outer, "
+                                 "tad::transpose); include <tad/linalg.hpp>, which evaluates products with Eigen");
+};
+}  // namespace detail
 
 /// A gradient destination for `grad_into`: a variable and the caller's buffer for its gradient.
 template <class X, class T>
@@ -85,6 +96,8 @@ template <expression E>
 constexpr auto value(const E& e) {
   if constexpr (detail::poisoned_v<E>) {
     return 0.0;  // an error was reported where e was built
+  } else if constexpr (detail::has_products_v<E>) {
+    return detail::products_api<E>::value(e);
   } else {
   using T = value_type_t<E>;
   const auto ext = detail::bind_extents(e);
@@ -114,6 +127,8 @@ void evaluate(const E& e, Out&& out) {
     static_assert(is_array_v<E>, "tad::evaluate(e, out): e must be an array expression; use tad::value for a scalar");
   } else if constexpr (!std::ranges::contiguous_range<Out> || !std::is_same_v<std::ranges::range_value_t<Out>, T>) {
     static_assert(detail::always_false<Out>, "tad::evaluate(e, out): out must be contiguous storage of e's element type");
+  } else if constexpr (detail::has_products_v<E>) {
+    detail::products_api<E>::evaluate(e, out);
   } else {
   const auto ext = detail::bind_extents(e);
   const std::size_t n = detail::top_length<E>(ext);
@@ -132,6 +147,8 @@ constexpr auto grad(const E& e, const X&... x) {
   if constexpr (problem != 0) {
     detail::report_grad_problem<problem, false, E, X...>();
     return std::tuple<double, detail::quiet_t<X>...>{};
+  } else if constexpr (detail::has_products_v<E>) {
+    return detail::products_api<E>::grad(e, x...);
   } else {
   using T = value_type_t<E>;
   const auto ext = detail::bind_extents(e);
@@ -157,6 +174,8 @@ auto grad_into(const E& e, const wrt_target<X, T2>&... targets) {
   } else if constexpr (!(std::is_same_v<value_type_t<E>, T2> && ...)) {
     static_assert(detail::always_false<E>, "tad::grad_into(e, wrt(x, buffer)...): every buffer must have e's element type");
     return 0.0;
+  } else if constexpr (detail::has_products_v<E>) {
+    return detail::products_api<E>::grad_into(e, targets...);
   } else {
   using T = value_type_t<E>;
   const auto ext = detail::bind_extents(e);
@@ -198,6 +217,10 @@ auto vjp(const E& e, const Seed& seed, const X&... x) {
   } else if constexpr (!is_array_v<E>) {
     static_assert(is_array_v<E>, "tad::vjp(e, seed, x...): e must be array-valued; use tad::grad for a scalar");
     return std::tuple<double, detail::quiet_t<X>...>{};
+  } else if constexpr (detail::has_products_v<E>) {
+    static_assert(!detail::has_products_v<E>, "tad::vjp(e, seed, ...): e holds a matrix product; not supported yet: "
+                                             "take the gradient of tad::sum(tad::constant(seed_matrix) * e)");
+    return std::tuple<double, detail::quiet_t<X>...>{};
   } else {
     const std::size_t n = detail::top_length<E>(detail::bind_extents(e));
     if constexpr (rank_v<E> == 2) detail::check_out_shape(seed, detail::top_shape(e), "tad::vjp(e, seed, x...): seed");
@@ -213,6 +236,10 @@ auto vjp_into(const E& e, const Seed& seed, const wrt_target<X, T2>&... targets)
     return 0.0;
   } else if constexpr (!is_array_v<E>) {
     static_assert(is_array_v<E>, "tad::vjp_into(e, seed, wrt(x, buffer)...): e must be array-valued");
+    return 0.0;
+  } else if constexpr (detail::has_products_v<E>) {
+    static_assert(!detail::has_products_v<E>, "tad::vjp_into(e, seed, ...): e holds a matrix product; not supported "
+                                             "yet: take the gradient of tad::sum(tad::constant(seed_matrix) * e)");
     return 0.0;
   } else {
     const std::size_t n = detail::top_length<E>(detail::bind_extents(e));

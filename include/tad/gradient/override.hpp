@@ -79,6 +79,10 @@ constexpr auto override_rewrite(const E& e, const Rules& rules) {
     const auto op = [&] {
       if constexpr (has_rule_v<Rules, Op>) {
         using Rule = std::remove_cvref_t<decltype(rules[boost::hana::type_c<Op>])>;
+        static_assert(!op_is_product<Op>(),
+                      "tad::override_gradients(e, rules): the rule of a matrix product (tad::matmul_op, "
+                      "tad::outer_op) cannot be overridden yet; wrap an operand in a custom_gradient, or the "
+                      "product in scale_gradient / clip_gradient (doc/linear-algebra.md)");
         static_assert(!op_is_reduction<Op>(),
                       "tad::override_gradients(e, rules): reductions cannot be overridden (their "
                       "backward runs in its own pass); wrap the argument in a custom_gradient");

@@ -1,0 +1,136 @@
+#pragma once
+/// The compile-time structure of an expression's products (ops/linalg.hpp), for the program
+/// (eval/program.hpp): how many there are, their post-order indices, the leaves that stand for
+/// their values once computed ("lowering"), and which of them a gradient needs.
+///
+/// Products are numbered in post-order (operands before the product), so a product's index
+/// is the number of products in its subtree before it plus its offset. Lowering replaces
+/// product K by a variable named `@prodK` that views its result buffer: the elementwise engine
+/// then evaluates everything around the products, and its gradient with respect to `@prodK`
+/// is the product's adjoint.
+
+#include <tad/core/expression.hpp>
+#include <tad/core/fixed_string.hpp>
+#include <tad/core/leaf_types.hpp>
+#include <tad/core/let.hpp>
+#include <tad/core/node.hpp>
+#include <tad/gradient/rules.hpp>
+#include <tad/ops/linalg.hpp>
+
+#include <array>
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+namespace tad::detail {
+
+/// `@prodK`, K < 1000: the name of product K's result in the lowered expression.
+template <std::size_t K>
+struct product_name_chars {
+  static_assert(K < 1000, "tad: an expression holds more than 1000 matrix products");
+  static constexpr char value[9] = {'@', 'p', 'r', 'o', 'd', char('0' + K / 100), char('0' + K / 10 % 10),
+                                    char('0' + K % 10), '\0'};
+};
+template <std::size_t K>
+inline constexpr fixed_string<9> product_name{product_name_chars<K>::value};
+
+/// The number of products in E.
+template <class E>
+constexpr std::size_t count_products() {
+  if constexpr (is_leaf_v<E>) {
+    return 0;
+  } else {
+    return [&]<std::size_t... K>(std::index_sequence<K...>) {
+      return (count_products<child_t<K, E>>() + ... + 0) + (is_product_node_v<E> ? 1 : 0);
+    }(std::make_index_sequence<E::arity>{});
+  }
+}
+
+/// The offset of child K of node E when E's products start at Off.
+template <class E, std::size_t K, std::size_t Off>
+constexpr std::size_t child_offset() {
+  return [&]<std::size_t... J>(std::index_sequence<J...>) {
+    return Off + (count_products<child_t<J, E>>() + ... + 0);
+  }(std::make_index_sequence<K>{});
+}
+
+/// Where a lowered product leaf finds its result: the workspace and, per product, the offset
+/// and shape of its result (`rows x cols`; a vector result has rank 1).
+template <class T, std::size_t NP>
+struct product_results {
+  T* ws = nullptr;
+  std::array<std::size_t, NP> offset{};
+  std::array<std::size_t, NP> rows{};
+  std::array<std::size_t, NP> cols{};
+};
+
+/// The leaf standing for product K (rank R) of element type T.
+template <std::size_t K, int R, class T>
+using product_leaf_t = std::conditional_t<R == 2, matrix_var<product_name<K>, T>, array_var<product_name<K>, T>>;
+
+/// e with its products replaced by leaves viewing their results (Off: e's first product index).
+template <std::size_t Off, class T, std::size_t NP, class E>
+constexpr auto lower(const E& e, const product_results<T, NP>& r) {
+  if constexpr (is_leaf_v<E>) {
+    return e;
+  } else if constexpr (is_product_node_v<E>) {
+    constexpr std::size_t k = Off + count_products<E>() - 1;
+    const T* p = r.ws == nullptr ? nullptr : r.ws + r.offset[k];
+    if constexpr (props<E>::rank == 2) {
+      return matrix_var<product_name<k>, T>{p, r.rows[k] * r.cols[k], r.rows[k], r.cols[k]};
+    } else {
+      return array_var<product_name<k>, T>{p, r.rows[k] * r.cols[k]};
+    }
+  } else {
+    static_assert(!is_transpose_node_v<E>,
+                  "tad::transpose(a): a transpose is an operand of tad::matmul only (not yet of elementwise ops)");
+    static_assert(!(is_let_node_v<E> && has_products_v<E>),
+                  "tad::let: a let whose body holds a matrix product is not supported yet; use the product twice "
+                  "(doc/linear-algebra.md)");
+    return [&]<std::size_t... K>(std::index_sequence<K...>) {
+      return rebuild(e.op, lower<child_offset<E, K, Off>()>(child<K>(e), r)...);
+    }(std::make_index_sequence<E::arity>{});
+  }
+}
+
+/// The rank of each product's result (1: a vector, 2: a matrix), by index.
+template <class E, std::size_t Off, std::size_t NP>
+constexpr void mark_ranks(std::array<int, NP>& rank) {
+  if constexpr (!is_leaf_v<E>) {
+    if constexpr (is_product_node_v<E>) rank[Off + count_products<E>() - 1] = props<E>::rank;
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      (mark_ranks<child_t<K, E>, child_offset<E, K, Off>(), NP>(rank), ...);
+    }(std::make_index_sequence<E::arity>{});
+  }
+}
+template <class E>
+constexpr auto product_ranks() {
+  std::array<int, count_products<E>()> rank{};
+  mark_ranks<E, 0, count_products<E>()>(rank);
+  return rank;
+}
+
+/// Which products a gradient with respect to `Vs` needs (their adjoint is computed and their
+/// backward runs): those reached from the top through ops an adjoint flows through
+/// (adjoint_flows: not below stop_gradient, a straight-through value, ...) and whose operands
+/// reach a variable of Vs.
+template <class E, std::size_t Off, bool Flows, std::size_t NP, class... Vs>
+constexpr void mark_live(std::array<bool, NP>& live) {
+  if constexpr (!is_leaf_v<E>) {
+    constexpr bool here = is_product_node_v<E>;
+    if constexpr (here) live[Off + count_products<E>() - 1] = Flows && reaches_any_v<E, Vs...>;
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      (mark_live<child_t<K, E>, child_offset<E, K, Off>(), Flows && (here || adjoint_flows<E, K>::value), NP, Vs...>(
+           live),
+       ...);
+    }(std::make_index_sequence<E::arity>{});
+  }
+}
+template <class E, class... Vs>
+constexpr auto live_products() {
+  std::array<bool, count_products<E>()> live{};
+  mark_live<E, 0, true, count_products<E>(), Vs...>(live);
+  return live;
+}
+
+}  // namespace tad::detail

@@ -1,0 +1,563 @@
+#pragma once
+/// `tad::program`: evaluates an expression that holds matrix products (ops/linalg.hpp), with
+/// every intermediate buffer in one workspace (doc/linear-algebra.md).
+///
+/// Forward, in post-order, each product's operands are read in place when they are views
+/// (a matrix or vector leaf: row-major, strided, column-major, or the transpose of one) or
+/// evaluated by the elementwise engine into a buffer, then multiplied by Eigen (GEMM, GEMV)
+/// into the product's result buffer. The expression around the products is then the engine's,
+/// with each product replaced by a variable viewing its result (eval/products.hpp).
+///
+/// Backward, the engine's gradient of that expression gives each outermost product's adjoint
+/// `dY` (and the gradients of the variables outside products). Each product then runs its
+/// backward once, in pre-order: `dA = dY B^T` and `dB = A^T dY` by Eigen, added straight into a
+/// variable's gradient where the operand is a variable, or used as the seed of the engine's
+/// vector-Jacobian product of the operand's expression, which gives the inner products'
+/// adjoints and adds to the variables' gradients. Every modifier is a node of some expression
+/// the engine runs, so it applies where it stands, as elsewhere in tad.
+
+#include <tad/core/errors.hpp>
+#include <tad/core/expression.hpp>
+#include <tad/core/value_type.hpp>
+#include <tad/eval/api.hpp>
+#include <tad/eval/products.hpp>
+#include <tad/ops/linalg.hpp>
+
+#include <Eigen/Core>
+
+#include <array>
+#include <cstddef>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace tad {
+
+namespace detail {
+
+template <class T>
+using eigen_rm = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class T>
+using eigen_cm = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
+
+/// An operand of a product as the program sees it: the transpose of `inner` or `inner` itself;
+/// a view (read in place) or an expression (evaluated into a buffer).
+template <class O>
+struct untransposed {
+  using type = O;
+};
+template <class A>
+struct untransposed<node<transpose_op, A>> {
+  using type = A;
+};
+template <class O>
+struct operand_of {
+  static constexpr bool transposed = is_transpose_node_v<O>;
+  using inner = typename untransposed<O>::type;
+  template <class I>
+  static constexpr bool view_v = [] {
+    if constexpr (is_leaf_v<I>) return I::is_array && !is_column_v<I>; else return false;
+  }();
+  static constexpr bool view = view_v<inner>;
+  static constexpr int rank = props<inner>::rank;
+  template <class P>
+  static constexpr const auto& inner_of(const P& o) {
+    if constexpr (transposed) return o.arg; else return o;
+  }
+};
+
+/// A leaf view as an Eigen map of `rows x cols` (a vector: one row or one column).
+template <class T, class L>
+auto view_map(const L& l, std::size_t rows, std::size_t cols) {
+  using Eigen::Index;
+  const auto r = static_cast<Index>(rows), c = static_cast<Index>(cols);
+  if constexpr (is_col_major_v<L>) {
+    return Eigen::Map<const eigen_cm<T>, 0, Eigen::OuterStride<>>(l.data, r, c, Eigen::OuterStride<>(static_cast<Index>(l.ld)));
+  } else if constexpr (is_strided_v<L>) {
+    return Eigen::Map<const eigen_rm<T>, 0, Eigen::OuterStride<>>(l.data, r, c, Eigen::OuterStride<>(static_cast<Index>(l.ld)));
+  } else if constexpr (is_gathered_v<L>) {
+    const auto s = static_cast<Index>(l.stride);
+    using stride = Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>;
+    return Eigen::Map<const eigen_rm<T>, 0, stride>(l.data, r, c, rows == 1 ? stride(s * c, s) : stride(s, 1));
+  } else {
+    return Eigen::Map<const eigen_rm<T>>(l.data, r, c);
+  }
+}
+template <class T>
+auto dense_map(T* p, std::size_t rows, std::size_t cols) {
+  return Eigen::Map<eigen_rm<T>>(p, static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(cols));
+}
+
+/// Where a product's buffers are (offsets into the workspace) and the shapes Eigen sees.
+struct product_layout {
+  static constexpr std::size_t none = static_cast<std::size_t>(-1);
+  std::size_t a_rows = 0, a_cols = 0;  // the left operand's inner (untransposed) matrix
+  std::size_t b_rows = 0, b_cols = 0;  // the right operand's
+  std::size_t dy = none;               // the adjoint of the result
+  std::size_t a = none, da = none;     // an evaluated left operand and its adjoint
+  std::size_t b = none, db = none;
+};
+
+/// A contiguous buffer's span in the workspace.
+template <class T>
+std::span<T> ws_span(T* ws, std::size_t offset, std::size_t n) {
+  return {ws + offset, n};
+}
+
+}  // namespace detail
+
+/// Evaluates the expression E (which may hold matrix products) again and again: its value, its
+/// gradient with respect to any of its variables, into the caller's buffers, with every
+/// intermediate (products' results and adjoints, evaluated operands) in one workspace that the
+/// program allocates once, or that the caller provides (one per thread: a program is not
+/// changed by an evaluation that is given a workspace). The expression's leaves view the
+/// caller's data, as everywhere in tad: the program reads them at each call.
+template <class E>
+class program {
+ public:
+  using T = value_type_t<E>;
+  static constexpr std::size_t products = detail::count_products<E>();
+
+  explicit program(const E& e) : e_(e) {
+    std::size_t size = 0;
+    plan<0>(e_, size);
+    // Scratch for the variables' shares from operand expressions: at most every variable.
+    scratch_ = size;
+    detail::visit_arrays(e_, [&](const auto& leaf) {
+      if constexpr (std::remove_cvref_t<decltype(leaf)>::is_variable) size += leaf.size;
+    });
+    detail::visit_leaves<0>(e_, [&]<std::size_t I>(const auto& leaf) {
+      using L = std::remove_cvref_t<decltype(leaf)>;
+      if constexpr (L::is_variable && !L::is_array) ++size;
+    });
+    size_ = size;
+    own_.assign(size_, T(0));
+  }
+
+  /// The number of elements of T a caller-provided workspace needs.
+  std::size_t workspace_size() const noexcept { return size_; }
+  const E& expression() const noexcept { return e_; }
+  /// The shape of an array E's value (a vector: `n x 1`), for the caller's output buffer.
+  std::size_t result_rows() const { return top_shape().first; }
+  std::size_t result_cols() const { return top_shape().second; }
+
+  /// The value of a scalar E; for an array E, see evaluate.
+  T value() { return value_with(std::span<T>(own_)); }
+  T value(std::span<T> ws) const { return value_with(ws); }
+
+  /// Evaluates an array E into out (as tad::evaluate).
+  template <class Out>
+  void evaluate(Out&& out) {
+    evaluate_with(std::span<T>(own_), out);
+  }
+  template <class Out>
+  void evaluate(std::span<T> ws, Out&& out) const {
+    evaluate_with(ws, out);
+  }
+
+  /// Value of a scalar E; the gradients go into the caller's buffers, as tad::grad_into.
+  template <class... X, class... T2>
+  T grad_into(const wrt_target<X, T2>&... targets) {
+    return grad_with(std::span<T>(own_), targets...);
+  }
+  template <class... X, class... T2>
+  T grad_into(std::span<T> ws, const wrt_target<X, T2>&... targets) const {
+    return grad_with(ws, targets...);
+  }
+
+  /// Value and gradients, as tad::grad (the gradients are allocated per call).
+  template <class... X>
+  auto grad(const X&... x) {
+    std::tuple<T, detail::gradient_t<T, X>...> result{T(0), detail::make_gradient<T>(x)...};
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      std::get<0>(result) = grad_with(std::span<T>(own_), wrt(x, std::get<K + 1>(result))...);
+    }(std::index_sequence_for<X...>{});
+    return result;
+  }
+
+ private:
+  using results = detail::product_results<T, products>;
+  using layout = detail::product_layout;
+
+  E e_;
+  std::array<layout, products> layout_{};
+  results shapes_{};  // ws == nullptr: the shapes and offsets of the products' results
+  std::size_t scratch_ = 0;
+  std::size_t size_ = 0;
+  std::vector<T> own_;
+
+  std::pair<std::size_t, std::size_t> top_shape() const {
+    const auto top = detail::lower<0>(e_, shapes_);
+    using L = std::remove_cvref_t<decltype(top)>;
+    if constexpr (!is_array_v<E>) {
+      return {1, 1};
+    } else if constexpr (detail::is_leaf_v<L>) {
+      if constexpr (rank_v<E> == 2) return {top.rows, top.cols}; else return {top.size, 1};
+    } else if constexpr (rank_v<E> == 2) {
+      const detail::matrix_shape s = detail::top_shape(top);
+      return {s.rows, s.cols};
+    } else {
+      return {detail::top_length<L>(detail::bind_extents(top)), 1};
+    }
+  }
+
+  void check_workspace(std::span<T> ws) const {
+    if (ws.size() < size_) throw shape_error("tad::program: workspace", size_, ws.size());
+  }
+  results bind(std::span<T> ws) const {
+    results r = shapes_;
+    r.ws = ws.data();
+    return r;
+  }
+
+  // ---- construction: shapes and offsets, post-order ------------------------------------
+
+  template <class O>
+  static std::array<std::size_t, 2> operand_shape(const O& o, const results& r, bool left, bool outer) {
+    using op = detail::operand_of<O>;
+    const auto& inner = op::inner_of(o);
+    const auto lowered = detail::lower<0>(inner, r);  // the offset does not change a shape
+    using L = std::remove_cvref_t<decltype(lowered)>;
+    if constexpr (op::rank == 2) {
+      if constexpr (op::view) {
+        return {lowered.rows, lowered.cols};
+      } else {
+        (void)detail::bind_extents(lowered);  // throws for operands of different shapes
+        const detail::matrix_shape s = detail::top_shape(lowered);
+        return {s.rows, s.cols};
+      }
+    } else {
+      std::size_t n = 0;
+      if constexpr (op::view) n = lowered.size;
+      else n = detail::top_length<L>(detail::bind_extents(lowered));
+      // matmul: a row on the left, a column on the right; outer: the other way round.
+      const bool row = left != outer;
+      return row ? std::array<std::size_t, 2>{1, n} : std::array<std::size_t, 2>{n, 1};
+    }
+  }
+
+  template <std::size_t Off, class N>
+  void plan(const N& n, std::size_t& size) {
+    if constexpr (!detail::is_leaf_v<N>) {
+      [&]<std::size_t... K>(std::index_sequence<K...>) {
+        (plan<detail::child_offset<N, K, Off>()>(detail::child<K>(n), size), ...);
+      }(std::make_index_sequence<N::arity>{});
+      if constexpr (detail::is_product_node_v<N>) {
+        constexpr std::size_t k = Off + detail::count_products<N>() - 1;
+        constexpr bool outer = std::is_same_v<typename N::op_type, outer_op>;
+        using A = detail::operand_of<std::remove_cvref_t<decltype(n.lhs)>>;
+        using B = detail::operand_of<std::remove_cvref_t<decltype(n.rhs)>>;
+        layout& p = layout_[k];
+        const auto a = operand_shape(n.lhs, shapes_, true, outer);
+        const auto b = operand_shape(n.rhs, shapes_, false, outer);
+        p.a_rows = a[0], p.a_cols = a[1], p.b_rows = b[0], p.b_cols = b[1];
+        const std::size_t am = A::transposed ? a[1] : a[0], ak = A::transposed ? a[0] : a[1];
+        const std::size_t bk = B::transposed ? b[1] : b[0], bn = B::transposed ? b[0] : b[1];
+        if (ak != bk) {
+          throw shape_error::with_message("tad::matmul(a, b): a is " + detail::shape_string(am, ak) + ", b is " +
+                                              detail::shape_string(bk, bn) + ": a's columns must be b's rows",
+                                          ak, bk);
+        }
+        // No overflow: each extent is some array's (matrix_area checked it) but the result's.
+        if (am != 0 && bn > static_cast<std::size_t>(-1) / 4 / am)
+          throw std::length_error("tad::matmul(a, b): the result's size overflows");
+        const auto take = [&](std::size_t count) {
+          const std::size_t at = size;
+          size += count;
+          return at;
+        };
+        shapes_.rows[k] = am, shapes_.cols[k] = bn;
+        shapes_.offset[k] = take(am * bn);
+        p.dy = take(am * bn);
+        if constexpr (!A::view) p.a = take(a[0] * a[1]), p.da = take(a[0] * a[1]);
+        if constexpr (!B::view) p.b = take(b[0] * b[1]), p.db = take(b[0] * b[1]);
+      }
+    }
+  }
+
+  // ---- forward, post-order ----------------------------------------------------------------
+
+  /// The Eigen view of operand O (inner, then transposed if it is), evaluating an expression
+  /// into its buffer first.
+  template <std::size_t Off, class O, class F>
+  void with_operand(const O& o, const results& r, std::size_t rows, std::size_t cols, std::size_t buf, F&& f) const {
+    using op = detail::operand_of<O>;
+    const auto lowered = detail::lower<Off>(op::inner_of(o), r);
+    const auto use = [&](const auto& m) {
+      if constexpr (op::transposed) f(m.transpose()); else f(m);
+    };
+    if constexpr (op::view) {
+      use(detail::view_map<T>(lowered, rows, cols));
+    } else {
+      tad::evaluate(lowered, detail::ws_span(r.ws, buf, rows * cols));
+      use(detail::dense_map<T>(r.ws + buf, rows, cols));
+    }
+  }
+
+  template <std::size_t Off, class N>
+  void forward(const N& n, const results& r) const {
+    if constexpr (!detail::is_leaf_v<N>) {
+      [&]<std::size_t... K>(std::index_sequence<K...>) {
+        (forward<detail::child_offset<N, K, Off>()>(detail::child<K>(n), r), ...);
+      }(std::make_index_sequence<N::arity>{});
+      if constexpr (detail::is_product_node_v<N>) {
+        constexpr std::size_t k = Off + detail::count_products<N>() - 1;
+        constexpr std::size_t off_b = detail::child_offset<N, 1, Off>();
+        const layout& p = layout_[k];
+        auto y = detail::dense_map<T>(r.ws + r.offset[k], r.rows[k], r.cols[k]);
+        with_operand<Off>(n.lhs, r, p.a_rows, p.a_cols, p.a, [&](const auto& a) {
+          with_operand<off_b>(n.rhs, r, p.b_rows, p.b_cols, p.b, [&](const auto& b) { y.noalias() = a * b; });
+        });
+      }
+    }
+  }
+
+  // ---- backward, pre-order -------------------------------------------------------------
+
+  static constexpr auto ranks_ = detail::product_ranks<E>();
+
+  /// The gradient target of product q's adjoint (q's result leaf, its dY buffer).
+  template <std::size_t q>
+  auto product_target(const results& r) const {
+    using leaf = detail::product_leaf_t<q, ranks_[q], T>;
+    const std::size_t n = r.rows[q] * r.cols[q];
+    leaf l{};
+    l.data = r.ws + r.offset[q];
+    l.size = n;
+    if constexpr (ranks_[q] == 2) l.rows = r.rows[q], l.cols = r.cols[q];
+    return wrt(l, std::span<T>(r.ws + layout_[q].dy, n));
+  }
+
+  /// The adjoint targets of the live products whose leaves L holds (Off: the first product of
+  /// the subtree L was lowered from, NQ: its number of products).
+  template <class L, std::size_t Off, std::size_t NQ, class... X>
+  auto inner_product_targets(const results& r) const {
+    constexpr auto live = detail::live_products<E, X...>();
+    return [&]<std::size_t... P>(std::index_sequence<P...>) {
+      return std::tuple_cat([&] {
+        constexpr std::size_t q = Off + P;
+        if constexpr (live[q] && detail::contains_var<L, detail::product_name<q>>::value) {
+          return std::tuple{product_target<q>(r)};
+        } else {
+          return std::tuple<>{};
+        }
+      }()...);
+    }(std::make_index_sequence<NQ>{});
+  }
+
+  /// Adds the scratch gradients of the targets reached by L to the targets.
+  template <class L, class... X, class... T2>
+  static void add_scratch(const std::array<T*, sizeof...(X)>& scratch, const wrt_target<X, T2>&... t) {
+    std::size_t j = 0;  // a fold over the comma operator: left to right
+    (
+        [&] {
+          if constexpr (detail::reaches<L, X::name>::value) {
+            const T* s = scratch[j];
+            for (std::size_t i = 0; i < t.size; ++i) t.data[i] += s[i];
+          }
+          ++j;
+        }(),
+        ...);
+  }
+
+  /// The gradient of operand O (of its inner, untransposed matrix), given by `g`, which calls
+  /// its argument with the Eigen expression of it (built from dY and the other operand): added
+  /// to a variable's gradient, written to an inner product's adjoint, or pushed through O's
+  /// expression by the engine's vector-Jacobian product.
+  template <std::size_t Off, class O, class G, class... X, class... T2>
+  void operand_backward(const O& o, const results& r, std::size_t rows, std::size_t cols, std::size_t buf,
+                        const std::array<T*, sizeof...(X)>& scratch, G&& g, const wrt_target<X, T2>&... t) const {
+    using op = detail::operand_of<O>;
+    using I = typename op::inner;
+    if constexpr (!detail::reaches_any_v<I, X...>) {
+      return;  // no gradient reaches a variable through it (a constant, stop_gradient, ...)
+    } else {
+      const auto lowered = detail::lower<Off>(op::inner_of(o), r);
+      using L = std::remove_cvref_t<decltype(lowered)>;
+      if constexpr (detail::is_product_node_v<I>) {
+        // The operand is a product: its adjoint, of which this is the only writer.
+        constexpr std::size_t q = Off + detail::count_products<I>() - 1;
+        auto d = detail::dense_map<T>(r.ws + layout_[q].dy, rows, cols);
+        g([&](const auto& expr) { d.noalias() = expr; });
+      } else if constexpr (op::view) {
+        // A variable: its gradient, summed with its other uses.
+        const auto add = [&](const auto& target) {
+          using V = std::remove_cvref_t<decltype(target.var)>;
+          if constexpr (detail::same_name<V::name, L::name>) {
+            auto d = detail::dense_map<T>(target.data, rows, cols);
+            g([&](const auto& expr) { d.noalias() += expr; });
+          }
+        };
+        (add(t), ...);
+      } else {
+        auto d = detail::dense_map<T>(r.ws + buf, rows, cols);
+        g([&](const auto& expr) { d.noalias() = expr; });
+        // (The index of each target by an index sequence: the order in which function arguments
+        // are evaluated is unspecified.)
+        const auto wrt_scratch = [&]<std::size_t at, class V>(const V& target) {
+          using X0 = std::remove_cvref_t<decltype(target.var)>;
+          if constexpr (detail::reaches<L, X0::name>::value) {
+            if constexpr (X0::is_array) return std::tuple{wrt(target.var, std::span<T>(scratch[at], target.size))};
+            else return std::tuple{wrt(target.var, *scratch[at])};
+          } else {
+            return std::tuple<>{};
+          }
+        };
+        auto targets = [&]<std::size_t... J>(std::index_sequence<J...>) {
+          return std::tuple_cat(wrt_scratch.template operator()<J>(t)...);
+        }(std::index_sequence_for<X...>{});
+        const auto seed = std::span<const T>(r.ws + buf, rows * cols);
+        std::apply([&](const auto&... w) { (void)tad::vjp_into(lowered, seed, w...); },
+                   std::tuple_cat(std::move(targets),
+                                  inner_product_targets<L, Off, detail::count_products<I>(), X...>(r)));
+        add_scratch<L>(scratch, t...);
+      }
+    }
+  }
+
+  template <std::size_t Off, class N, class... X, class... T2>
+  void backward(const N& n, const results& r, const std::array<T*, sizeof...(X)>& scratch,
+                const wrt_target<X, T2>&... t) const {
+    if constexpr (!detail::is_leaf_v<N>) {
+      if constexpr (detail::is_product_node_v<N>) {
+        constexpr std::size_t k = Off + detail::count_products<N>() - 1;
+        constexpr std::size_t off_b = detail::child_offset<N, 1, Off>();
+        constexpr auto live = detail::live_products<E, X...>();
+        if constexpr (live[k]) {
+          using A = detail::operand_of<std::remove_cvref_t<decltype(n.lhs)>>;
+          using B = detail::operand_of<std::remove_cvref_t<decltype(n.rhs)>>;
+          const layout& p = layout_[k];
+          const auto dy = detail::dense_map<T>(r.ws + p.dy, r.rows[k], r.cols[k]);
+          // Both gradients need both operands' values: read before either is overwritten
+          // (an operand's buffer is its own; a view is the caller's).
+          with_operand_value<Off>(n.lhs, r, p.a_rows, p.a_cols, p.a, [&](const auto& a) {
+            with_operand_value<off_b>(n.rhs, r, p.b_rows, p.b_cols, p.b, [&](const auto& b) {
+              // dA = dY B^T; of a transposed operand's inner matrix: (dY B^T)^T = B dY^T.
+              operand_backward<Off>(n.lhs, r, p.a_rows, p.a_cols, p.da, scratch, [&](const auto& put) {
+                if constexpr (A::transposed) put(b * dy.transpose()); else put(dy * b.transpose());
+              }, t...);
+              // dB = A^T dY; transposed: dY^T A.
+              operand_backward<off_b>(n.rhs, r, p.b_rows, p.b_cols, p.db, scratch, [&](const auto& put) {
+                if constexpr (B::transposed) put(dy.transpose() * a); else put(a.transpose() * dy);
+              }, t...);
+            });
+          });
+        }
+      }
+      [&]<std::size_t... K>(std::index_sequence<K...>) {
+        (backward<detail::child_offset<N, K, Off>()>(detail::child<K>(n), r, scratch, t...), ...);
+      }(std::make_index_sequence<N::arity>{});
+    }
+  }
+
+  /// The Eigen view of operand O's value as the forward pass left it (its buffer, or the view).
+  template <std::size_t Off, class O, class F>
+  void with_operand_value(const O& o, const results& r, std::size_t rows, std::size_t cols, std::size_t buf,
+                          F&& f) const {
+    using op = detail::operand_of<O>;
+    const auto use = [&](const auto& m) {
+      if constexpr (op::transposed) f(m.transpose()); else f(m);
+    };
+    if constexpr (op::view) {
+      use(detail::view_map<T>(detail::lower<Off>(op::inner_of(o), r), rows, cols));
+    } else {
+      use(Eigen::Map<const detail::eigen_rm<T>>(r.ws + buf, static_cast<Eigen::Index>(rows),
+                                                 static_cast<Eigen::Index>(cols)));
+    }
+  }
+
+  // ---- entry points ------------------------------------------------------------------------
+
+  T value_with(std::span<T> ws) const {
+    static_assert(!is_array_v<E>, "tad::program::value(): the expression is array-valued; use evaluate(out)");
+    check_workspace(ws);
+    const results r = bind(ws);
+    forward<0>(e_, r);
+    return tad::value(detail::lower<0>(e_, r));
+  }
+
+  template <class Out>
+  void evaluate_with(std::span<T> ws, Out&& out) const {
+    check_workspace(ws);
+    const results r = bind(ws);
+    forward<0>(e_, r);
+    const auto top = detail::lower<0>(e_, r);
+    if constexpr (detail::is_leaf_v<std::remove_cvref_t<decltype(top)>>) {
+      // The expression is one product: copy its result.
+      const std::size_t n = top.size;
+      if (std::ranges::size(out) != n) throw shape_error("tad::evaluate(e, out): out", n, std::ranges::size(out));
+      for (std::size_t i = 0; i < n; ++i) std::ranges::data(out)[i] = top.data[i];
+    } else {
+      tad::evaluate(top, out);
+    }
+  }
+
+  template <class... X, class... T2>
+  T grad_with(std::span<T> ws, const wrt_target<X, T2>&... t) const {
+    check_workspace(ws);
+    const results r = bind(ws);
+    forward<0>(e_, r);
+    const auto top = detail::lower<0>(e_, r);
+    using L = std::remove_cvref_t<decltype(top)>;
+    // Scratch for the targets, from the end of the products' buffers.
+    std::array<T*, sizeof...(X)> scratch{};
+    {
+      std::size_t at = scratch_, j = 0;
+      ((scratch[j++] = ws.data() + at, at += X::is_array ? t.size : 1), ...);
+      if (at > size_) throw std::invalid_argument("tad::program: a gradient target is not a variable of the expression");
+    }
+    const T v = std::apply([&](const auto&... w) { return tad::grad_into(top, t..., w...); },
+                           inner_product_targets<L, 0, products, X...>(r));
+    backward<0>(e_, r, scratch, t...);
+    return v;
+  }
+};
+
+template <class E>
+program(const E&) -> program<E>;
+
+namespace detail {
+/// tad::value, evaluate, grad and grad_into of an expression that holds a product: a program
+/// built for the call (its workspace allocated per call; build a tad::program to reuse one).
+template <class E>
+struct products_api<E, std::enable_if_t<has_products_v<E>>> {
+  static auto value(const E& e) {
+    program<E> p(e);
+    if constexpr (is_array_v<E>) {
+      using T = value_type_t<E>;
+      const std::size_t rows = p.result_rows(), cols = p.result_cols();
+      if constexpr (rank_v<E> == 2) {
+        matrix<T> out(rows, cols);
+        p.evaluate(out);
+        return out;
+      } else {
+        std::vector<T> out(rows * cols);
+        p.evaluate(out);
+        return out;
+      }
+    } else {
+      return p.value();
+    }
+  }
+  template <class Out>
+  static void evaluate(const E& e, Out& out) {
+    program<E>(e).evaluate(out);
+  }
+  template <class... X>
+  static auto grad(const E& e, const X&... x) {
+    (check_binding(e, x, "tad::grad"), ...);
+    return program<E>(e).grad(x...);
+  }
+  template <class... X, class... T2>
+  static auto grad_into(const E& e, const wrt_target<X, T2>&... t) {
+    (check_binding(e, t.var, "tad::grad_into"), ...);
+    return program<E>(e).grad_into(t...);
+  }
+};
+}  // namespace detail
+
+}  // namespace tad

@@ -1,0 +1,195 @@
+// tad::program and the modifiers on products: a dense layer h = tanh(X W1 + b1) and a head
+// h W2, each modifier against the backward derived by hand (with plain loops); shape errors;
+// the workspace (caller-provided, too small, zero allocations when reused).
+
+#include "linalg/common.hpp"
+
+#include <support/alloc_counter.hpp>
+#include <support/check.hpp>
+
+#include <span>
+#include <stdexcept>
+#include <string>
+
+namespace {
+
+using namespace tad_test::linalg;
+using tad_test::linalg::layout;
+
+constexpr std::size_t batch = 9, d_in = 5, d_hidden = 17, d_out = 3;
+
+/// The model's data: X (batch x d_in), W1, b1, W2, targets Yt, in double and stored as T.
+template <class T>
+struct model {
+  dmat x = random_matrix(batch, d_in, 31), w1 = random_matrix(d_in, d_hidden, 32, 0.6);
+  dmat b1 = random_matrix(1, d_hidden, 33, 0.3), w2 = random_matrix(d_hidden, d_out, 34, 0.6);
+  dmat yt = random_matrix(batch, d_out, 35);
+  stored<T> sx{x, layout::row}, sw1{w1, layout::col}, sb1{b1, layout::row}, sw2{w2, layout::strided};
+  stored<T> syt{yt, layout::row};
+  decltype(constant_of<layout::row>(sx)) X = constant_of<layout::row>(sx);
+  decltype(var_of<"W1", layout::col>(sw1)) W1 = var_of<"W1", layout::col>(sw1);
+  decltype(tad::var<"b1">(std::span<const T>())) b = tad::var<"b1">(std::span<const T>(sb1.data, d_hidden));
+  decltype(var_of<"W2", layout::strided>(sw2)) W2 = var_of<"W2", layout::strided>(sw2);
+  decltype(constant_of<layout::row>(syt)) Y = constant_of<layout::row>(syt);
+};
+
+/// The hand-derived backward of L = sum(square(h W2' - Yt)) / 2, h = tanh(X W1 + b1), for the
+/// modifiers the tests use: `w2q` the head's weights in the forward (quantized or not),
+/// `clip` the clip of dL (0: none), `head_scale` multiplies dh (reversal: -lambda; stop: 0 for
+/// W2 only through `w2_gets`), `layer_scale` multiplies dZ on its way to W1 (not b1),
+/// `w1_scale` the rule of a custom gradient on W1.
+struct expected {
+  double value = 0;
+  dmat dw1{d_in, d_hidden}, db1{1, d_hidden}, dw2{d_hidden, d_out};
+};
+struct knobs {
+  double head_scale = 1, layer_scale = 1, w1_scale = 1, clip = 0;
+  bool w2_gets = true;
+  double quant = 0;  // 0: none; else W2 in the forward is round(W2 * quant) / quant
+};
+expected reference(const model<double>& m, const knobs& k) {
+  expected r;
+  dmat z = product(m.x, m.w1);
+  dmat h = z;
+  for (std::size_t i = 0; i < batch; ++i)
+    for (std::size_t j = 0; j < d_hidden; ++j) h(i, j) = std::tanh(z(i, j) + m.b1.v[j]);
+  dmat w2f = m.w2;
+  if (k.quant != 0)
+    for (double& w : w2f.v) w = std::nearbyint(w * k.quant) / k.quant;
+  dmat dl = product(h, w2f);
+  for (std::size_t i = 0; i < dl.v.size(); ++i) {
+    dl.v[i] -= m.yt.v[i];
+    r.value += dl.v[i] * dl.v[i] / 2;
+    if (k.clip != 0) dl.v[i] = std::clamp(dl.v[i], -k.clip, k.clip);
+  }
+  if (k.w2_gets) r.dw2 = product(transposed(h), dl);
+  dmat dz = product(dl, transposed(w2f));
+  for (std::size_t i = 0; i < dz.v.size(); ++i) dz.v[i] *= k.head_scale * (1 - h.v[i] * h.v[i]);
+  for (std::size_t i = 0; i < batch; ++i)
+    for (std::size_t j = 0; j < d_hidden; ++j) r.db1.v[j] += dz(i, j);
+  r.dw1 = product(transposed(m.x), dz);
+  for (double& g : r.dw1.v) g *= k.layer_scale * k.w1_scale;
+  return r;
+}
+
+template <class T, class Loss>
+void check(const model<T>& m, const Loss& loss, const knobs& k) {
+  const model<double> md;
+  const expected want = reference(md, k);
+  tad::program p(loss);
+  tad::matrix<T> gw1(d_in, d_hidden), gw2(d_hidden, d_out);
+  std::vector<T> gb(d_hidden);
+  for (int run = 0; run < 2; ++run) {  // the second run reuses the workspace
+    const T v = p.grad_into(tad::wrt(m.W1, gw1), tad::wrt(m.b, gb), tad::wrt(m.W2, gw2));
+    BOOST_TEST(std::abs(static_cast<double>(v) - want.value) <= tolerance<T>(64) * std::max(1.0, want.value));
+    BOOST_TEST(relative_error(gw1, want.dw1) <= tolerance<T>(64));
+    BOOST_TEST(relative_error(gb, want.db1) <= tolerance<T>(64));
+    BOOST_TEST(relative_error(gw2, want.dw2) <= tolerance<T>(64));
+  }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(program)
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(a_dense_layer_and_a_head_without_modifiers, T, tad_test::reals) {
+  const model<T> m;
+  const auto h = tad::tanh(tad::matmul(m.X, m.W1) + m.b);
+  check(m, tad::sum(tad::square(tad::matmul(h, m.W2) - m.Y)) * 0.5, {});
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(reverse_gradient_on_the_encoder_output, T, tad_test::reals) {
+  const model<T> m;
+  const auto h = tad::tanh(tad::matmul(m.X, m.W1) + m.b);
+  check(m, tad::sum(tad::square(tad::matmul(tad::reverse_gradient(h, 0.7), m.W2) - m.Y)) * 0.5,
+        {.head_scale = -0.7});
+}
+
+BOOST_AUTO_TEST_CASE(stop_gradient_on_a_weight_operand) {
+  const model<double> m;
+  const auto h = tad::tanh(tad::matmul(m.X, m.W1) + m.b);
+  check(m, tad::sum(tad::square(tad::matmul(h, tad::stop_gradient(m.W2)) - m.Y)) * 0.5, {.w2_gets = false});
+}
+
+BOOST_AUTO_TEST_CASE(scale_gradient_on_a_layer_product) {
+  const model<double> m;
+  const auto h = tad::tanh(tad::scale_gradient(tad::matmul(m.X, m.W1), 0.25) + m.b);
+  check(m, tad::sum(tad::square(tad::matmul(h, m.W2) - m.Y)) * 0.5, {.layer_scale = 0.25});
+}
+
+BOOST_AUTO_TEST_CASE(clip_gradient_on_the_head_clips_its_adjoint) {
+  const model<double> m;
+  const auto h = tad::tanh(tad::matmul(m.X, m.W1) + m.b);
+  check(m, tad::sum(tad::square(tad::clip_gradient(tad::matmul(h, m.W2), -0.3, 0.3) - m.Y)) * 0.5,
+        {.clip = 0.3});
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(straight_through_quantized_weights, T, tad_test::reals) {
+  const model<T> m;
+  const auto h = tad::tanh(tad::matmul(m.X, m.W1) + m.b);
+  const auto w2q = tad::straight_through(tad::round(m.W2 * 4.0) / 4.0, m.W2);
+  check(m, tad::sum(tad::square(tad::matmul(h, w2q) - m.Y)) * 0.5, {.quant = 4});
+}
+
+BOOST_AUTO_TEST_CASE(custom_gradient_of_a_matrix_input) {
+  const model<double> m;
+  const auto tripled = tad::custom_gradient([](auto w) { return w; }, [](auto dy, auto, auto) { return dy * 3.0; });
+  const auto h = tad::tanh(tad::matmul(m.X, tripled(m.W1)) + m.b);
+  check(m, tad::sum(tad::square(tad::matmul(h, m.W2) - m.Y)) * 0.5, {.w1_scale = 3});
+}
+
+BOOST_AUTO_TEST_CASE(shape_errors_name_both_shapes) {
+  std::vector<double> a(15), b(28);
+  const auto va = tad::var<"A">(a.data(), 3, 5);
+  const auto vb = tad::var<"B">(b.data(), 4, 7);
+  const auto loss = tad::sum(tad::matmul(va, vb));
+  try {
+    (void)tad::grad(loss, va, vb);
+    BOOST_FAIL("no shape_error");
+  } catch (const tad::shape_error& e) {
+    BOOST_TEST(std::string(e.what()) == "tad::matmul(a, b): a is 3 x 5, b is 4 x 7: a's columns must be b's rows");
+  }
+  // Transposed: B^T is 7 x 4, A^T 5 x 3.
+  BOOST_CHECK_THROW((void)tad::value(tad::sum(tad::matmul(tad::transpose(vb), va))), tad::shape_error);
+  // The operands' own expressions are checked as everywhere (A + B of two shapes).
+  std::vector<double> c(35);
+  const auto vc = tad::var<"C">(c.data(), 5, 7);
+  BOOST_CHECK_THROW((void)tad::value(tad::sum(tad::matmul(va + va, vc + vb))), tad::shape_error);
+  // A workspace too small.
+  tad::program p(tad::sum(tad::matmul(va, vc)));
+  std::vector<double> ws(p.workspace_size() - 1);
+  BOOST_CHECK_THROW((void)p.value(ws), tad::shape_error);
+}
+
+BOOST_AUTO_TEST_CASE(a_caller_workspace_and_new_data_between_calls) {
+  model<double> m;
+  const auto h = tad::tanh(tad::matmul(m.X, m.W1) + m.b);
+  const auto loss = tad::sum(tad::square(tad::matmul(h, m.W2) - m.Y)) * 0.5;
+  const tad::program p(loss);  // const: every call brings its workspace
+  std::vector<double> ws(p.workspace_size());
+  const double before = p.value(ws);
+  BOOST_TEST(std::abs(before - reference(model<double>{}, {}).value) <= 1e-12);
+  // The leaves view the caller's data: a new W2 is read at the next call.
+  for (std::size_t i = 0; i < d_hidden; ++i)
+    for (std::size_t j = 0; j < d_out; ++j) m.sw2.at(i, j) = 0;
+  double zero_head = 0;
+  for (double y : m.yt.v) zero_head += y * y / 2;
+  BOOST_TEST(std::abs(p.value(ws) - zero_head) <= 1e-12);
+}
+
+BOOST_AUTO_TEST_CASE(a_repeated_training_step_allocates_nothing) {
+  const model<float> m;
+  const auto h = tad::tanh(tad::matmul(m.X, m.W1) + m.b);
+  tad::program p(tad::sum(tad::square(tad::matmul(tad::reverse_gradient(h, 0.5), m.W2) - m.Y)) * 0.5);
+  tad::matrix<float> gw1(d_in, d_hidden), gw2(d_hidden, d_out);
+  std::vector<float> gb(d_hidden);
+  (void)p.grad_into(tad::wrt(m.W1, gw1), tad::wrt(m.b, gb), tad::wrt(m.W2, gw2));
+  tad_test::alloc_counter::start();
+  float sum = 0;
+  for (int step = 0; step < 5; ++step) sum += p.grad_into(tad::wrt(m.W1, gw1), tad::wrt(m.b, gb), tad::wrt(m.W2, gw2));
+  const long allocations = tad_test::alloc_counter::stop();
+  BOOST_TEST(allocations == 0);
+  BOOST_TEST(std::isfinite(sum));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
