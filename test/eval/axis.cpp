@@ -791,6 +791,14 @@ BOOST_AUTO_TEST_CASE(pick_checks_its_labels_before_anything_is_written) {
   for (std::size_t r = 0; r < 3; ++r)
     for (std::size_t k = 0; k < 4; ++k)
       BOOST_TEST(g[r * 4 + k] == 0.25 - (static_cast<int>(k) == labels[r] ? 1.0 : 0.0), boost::test_tools::tolerance(1e-14));
+  // A variable that only a pick reads: its gradient is 1 at each row's label and 0 elsewhere,
+  // over whatever the buffer held (a gradient buffer is reused between steps; the pick's
+  // sweep writes one element per row, the rest must be zeroed).
+  const auto picked_only = tad::sum(tad::pick(Z * 2.0, labels));
+  std::fill(g.begin(), g.end(), 7.0);
+  BOOST_TEST(tad::grad_into(picked_only, tad::wrt(Z, std::span<double>(g))) == 3.0);
+  for (std::size_t r = 0; r < 3; ++r)
+    for (std::size_t k = 0; k < 4; ++k) BOOST_TEST(g[r * 4 + k] == (static_cast<int>(k) == labels[r] ? 2.0 : 0.0));
   const std::vector<double> none;
   const std::vector<int> no_labels;
   BOOST_TEST(tad::value(tad::sum(tad::pick(tad::constant(none.data(), 0, 4), no_labels))) == 0.0);

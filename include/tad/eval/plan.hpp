@@ -168,10 +168,11 @@ struct plan {
   /// Is axis point s the only writer of the k-th variable's gradient in the first pass that
   /// writes it (a matrix variable that nothing but s's sweeps writes there)? Each element is
   /// then written once, by s's backward sweep of its row (axis 0: its column block), which
-  /// stores instead of adding, and nothing zero-fills the gradient first.
+  /// stores instead of adding, and nothing zero-fills the gradient first. Not a pick's: its
+  /// sweep writes one element per row, so the others must be zeroed (zero_fills).
   static constexpr bool point_stores(std::size_t s, std::size_t k) {
     const reduction_info& r = info[s];
-    if (!r.point || !r.wants || !vars[s].test(k) || stashed(k)) return false;
+    if (!r.point || r.sparse || !r.wants || !vars[s].test(k) || stashed(k)) return false;
     const int d = r.depth;
     const std::size_t n = r.outer_nest;
     if (first_touch(k) != d || first_touch_nest(k) != n || touches_own(d, k, n) || row_in(k, n)) return false;

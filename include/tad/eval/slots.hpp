@@ -77,6 +77,7 @@ struct reduction_info {
   std::size_t nest = 0;      // the extent class its argument runs over (extents.hpp)
   bool point = false;        // a reduction along an axis: its sweeps run in its parent's loop
   bool down = false;         // ... along axis 0 (sum(X, axis<0>)): down the rows of a block of columns
+  bool sparse = false;       // ... whose sweep touches one element per row (a pick), not every one
   std::size_t outer_nest = 0;  // the nest of the loop that runs it: its parent's (a point), else nest
 };
 
@@ -123,6 +124,7 @@ constexpr void collect(reduction_info* out, var_mask<W::size>* vars, std::size_t
       r.depth = is_point && depth > 0 ? depth - 1 : depth;
       r.point = is_point;
       if constexpr (is_point) r.down = Op::axis == 0;
+      r.sparse = requires { Op::picks; };
       r.wants = live && W::template reached<E>;
       r.needs_value = Op::needs_value;
       if constexpr (requires { Op::rejects_empty; }) r.rejects_empty = Op::rejects_empty;
