@@ -83,19 +83,23 @@ void check_matmul(const extents3& e) {
 
 BOOST_AUTO_TEST_SUITE(products)
 
+// Every layout pair in double; in float (whose code differs only in the element type: each
+// pair costs seconds of compile time) one of each kind.
 BOOST_AUTO_TEST_CASE_TEMPLATE(matmul_of_row_major_strided_and_column_major_variables, T, tad_test::reals) {
   for (const auto& e : sizes) {
     check_matmul<T, layout::row, layout::row, false, false>(e);
     check_matmul<T, layout::strided, layout::col, false, false>(e);
-    check_matmul<T, layout::col, layout::strided, false, false>(e);
+    if constexpr (std::is_same_v<T, double>) check_matmul<T, layout::col, layout::strided, false, false>(e);
   }
 }
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(matmul_of_transposed_operands, T, tad_test::reals) {
   for (const auto& e : sizes) {
-    check_matmul<T, layout::row, layout::col, true, false>(e);
-    check_matmul<T, layout::strided, layout::row, false, true>(e);
     check_matmul<T, layout::col, layout::row, true, true>(e);
+    if constexpr (std::is_same_v<T, double>) {
+      check_matmul<T, layout::row, layout::col, true, false>(e);
+      check_matmul<T, layout::strided, layout::row, false, true>(e);
+    }
   }
 }
 

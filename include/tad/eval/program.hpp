@@ -113,9 +113,11 @@ std::span<T> ws_span(T* ws, std::size_t offset, std::size_t n) {
 /// Evaluates the expression E (which may hold matrix products) again and again: its value, its
 /// gradient with respect to any of its variables, into the caller's buffers, with every
 /// intermediate (products' results and adjoints, evaluated operands) in one workspace that the
-/// program allocates once, or that the caller provides (one per thread: a program is not
-/// changed by an evaluation that is given a workspace). The expression's leaves view the
-/// caller's data, as everywhere in tad: the program reads them at each call.
+/// program allocates once, at construction, or that the caller provides. The calls without a
+/// workspace argument use the program's own, so one program is not shared by threads that way;
+/// threads share one (const) program by giving each call a workspace of their own
+/// (`workspace_size()` elements). The expression's leaves view the caller's data, as
+/// everywhere in tad: the program reads them at each call.
 template <class E>
 class program {
  public:
@@ -146,12 +148,12 @@ class program {
   std::size_t result_cols() const { return top_shape().second; }
 
   /// The value of a scalar E; for an array E, see evaluate.
-  T value() { return value_with(std::span<T>(own_)); }
+  T value() const { return value_with(std::span<T>(own_)); }
   T value(std::span<T> ws) const { return value_with(ws); }
 
   /// Evaluates an array E into out (as tad::evaluate).
   template <class Out>
-  void evaluate(Out&& out) {
+  void evaluate(Out&& out) const {
     evaluate_with(std::span<T>(own_), out);
   }
   template <class Out>
@@ -161,7 +163,7 @@ class program {
 
   /// Value of a scalar E; the gradients go into the caller's buffers, as tad::grad_into.
   template <class... X, class... T2>
-  T grad_into(const wrt_target<X, T2>&... targets) {
+  T grad_into(const wrt_target<X, T2>&... targets) const {
     return grad_with(std::span<T>(own_), targets...);
   }
   template <class... X, class... T2>
@@ -171,7 +173,7 @@ class program {
 
   /// Value and gradients, as tad::grad (the gradients are allocated per call).
   template <class... X>
-  auto grad(const X&... x) {
+  auto grad(const X&... x) const {
     std::tuple<T, detail::gradient_t<T, X>...> result{T(0), detail::make_gradient<T>(x)...};
     [&]<std::size_t... K>(std::index_sequence<K...>) {
       std::get<0>(result) = grad_with(std::span<T>(own_), wrt(x, std::get<K + 1>(result))...);
@@ -188,7 +190,7 @@ class program {
   results shapes_{};  // ws == nullptr: the shapes and offsets of the products' results
   std::size_t scratch_ = 0;
   std::size_t size_ = 0;
-  std::vector<T> own_;
+  mutable std::vector<T> own_;  // the calls without a workspace argument use it
 
   std::pair<std::size_t, std::size_t> top_shape() const {
     const auto top = detail::lower<0>(e_, shapes_);
@@ -499,6 +501,7 @@ class program {
   template <class... X, class... T2>
   T grad_with(std::span<T> ws, const wrt_target<X, T2>&... t) const {
     check_workspace(ws);
+    (detail::check_binding(e_, t.var, "tad::program::grad_into"), ...);
     const results r = bind(ws);
     forward<0>(e_, r);
     const auto top = detail::lower<0>(e_, r);
@@ -554,7 +557,6 @@ struct products_api<E, std::enable_if_t<has_products_v<E>>> {
   }
   template <class... X, class... T2>
   static auto grad_into(const E& e, const wrt_target<X, T2>&... t) {
-    (check_binding(e, t.var, "tad::grad_into"), ...);
     return program<E>(e).grad_into(t...);
   }
 };

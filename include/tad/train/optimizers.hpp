@@ -272,7 +272,9 @@ auto adamw(const parameter_set<X...>& params, LR lr, double weight_decay = 0.01,
 /// then (unless a transform skipped the step) `optimizer.apply_gradients(params, grads)`.
 /// Returns the loss value before the update. Allocates nothing.
 /// A learning rate that the schedule makes invalid for this step throws before anything runs.
-template <expression E, class... X, class T, class Tr, class Opt>
+/// `loss` is an expression or a tad::program (a loss with matrix products).
+template <class E, class... X, class T, class Tr, class Opt>
+  requires expression<E> || detail::program_like<E>
 T train_step(const E& loss, const parameter_set<X...>& params, gradient_set<T>& grads, Tr&& transform, Opt& optimizer) {
   static_assert(gradient_transform<std::remove_cvref_t<Tr>, T, parameter_set<X...>>,
                 "tad::train_step(loss, params, grads, transform, optimizer): transform needs "

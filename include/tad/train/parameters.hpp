@@ -223,20 +223,30 @@ void check_sets(const P& params, const gradient_set<T>& grads, const char* api) 
 }
 }  // namespace detail
 
+namespace detail {
+/// A tad::program (eval/program.hpp): evaluates an expression with matrix products.
+template <class P>
+concept program_like = requires(const P& p) { p.workspace_size(); };
+}  // namespace detail
+
 /// The loss value; every parameter's gradient goes into `grads`. Allocates nothing. Throws
-/// (before writing anything) when the sets do not match.
-template <expression E, class... X, class T>
+/// (before writing anything) when the sets do not match. `loss` is an expression or a
+/// tad::program (its own workspace: for a loss with matrix products, nothing allocated either).
+template <class E, class... X, class T>
+  requires expression<E> || detail::program_like<E>
 T compute_gradients(const E& loss, const parameter_set<X...>& params, gradient_set<T>& grads) {
   static_assert(std::is_same_v<T, typename parameter_set<X...>::value_type>,
                 "tad::compute_gradients(loss, params, grads): grads must have the parameters' element type");
   detail::check_sets(params, grads, "tad::compute_gradients");
   grads.reset_scale();
   return [&]<std::size_t... K>(std::index_sequence<K...>) {
-    return grad_into(loss, [&]() {
-      const auto& x = std::get<K>(params.variables());
-      if constexpr (std::remove_cvref_t<decltype(x)>::is_array) return wrt(x, grads.raw(K));
-      else return wrt(x, grads.raw(K)[0]);
-    }()...);
+    const auto target = [&]<std::size_t J>(std::integral_constant<std::size_t, J>) {
+      const auto& x = std::get<J>(params.variables());
+      if constexpr (std::remove_cvref_t<decltype(x)>::is_array) return wrt(x, grads.raw(J));
+      else return wrt(x, grads.raw(J)[0]);
+    };
+    if constexpr (detail::program_like<E>) return loss.grad_into(target(std::integral_constant<std::size_t, K>{})...);
+    else return grad_into(loss, target(std::integral_constant<std::size_t, K>{})...);
   }(std::index_sequence_for<X...>{});
 }
 
