@@ -138,6 +138,35 @@ BOOST_AUTO_TEST_CASE(custom_gradient_of_a_matrix_input) {
   check(m, tad::sum(tad::square(tad::matmul(h, m.W2) - m.Y)) * 0.5, {.w1_scale = 3});
 }
 
+BOOST_AUTO_TEST_CASE(a_product_used_twice_is_computed_once) {
+  // L = sum(square(X W)) + sum(C * (X W)) + sum(square(X V)): dP = 2 P + C for P = X W, so
+  // dW = X^T (2 P + C); X V is another computation (other data, same type) and stays apart.
+  const dmat x = random_matrix(7, 4, 40), w = random_matrix(4, 5, 41), v = random_matrix(4, 5, 42);
+  const dmat c = random_matrix(7, 5, 43);
+  stored<double> sx(x, layout::row), sw(w, layout::row), sv(v, layout::row), sc(c, layout::row);
+  const auto X = constant_of<layout::row>(sx);
+  const auto W = var_of<"W", layout::row>(sw);
+  const auto C = constant_of<layout::row>(sc);
+  const tad::program p(tad::sum(tad::square(tad::matmul(X, W))) + tad::sum(C * tad::matmul(X, W)) +
+                       tad::sum(tad::square(tad::matmul(X, tad::constant(sv.data, 4, 5)))));
+  BOOST_TEST(p.computed_products() == 2u);
+  tad::matrix<double> g(4, 5);
+  const double value = p.grad_into(tad::wrt(W, g));
+  const dmat pw = product(x, w), pv = product(x, v);
+  dmat dp = pw;
+  double want = 0;
+  for (std::size_t i = 0; i < dp.v.size(); ++i) {
+    want += pw.v[i] * pw.v[i] + c.v[i] * pw.v[i] + pv.v[i] * pv.v[i];
+    dp.v[i] = 2 * pw.v[i] + c.v[i];
+  }
+  BOOST_TEST(std::abs(value - want) <= 1e-12 * std::max(1.0, want));
+  BOOST_TEST(relative_error(g, product(transposed(x), dp)) <= 1e-13);
+  // The softmax cross-entropy of a layer holds its logits twice: 2 products, not 4.
+  const std::vector<int> labels{0, 2, 1, 1, 0, 2, 3};
+  const tad::program ce(tad::mean(tad::softmax_cross_entropy(tad::matmul(tad::tanh(tad::matmul(X, W)), tad::constant(sv.data, 5, 4)), labels)));
+  BOOST_TEST(ce.computed_products() == 2u);
+}
+
 BOOST_AUTO_TEST_CASE(shape_errors_name_both_shapes) {
   std::vector<double> a(15), b(28);
   const auto va = tad::var<"A">(a.data(), 3, 5);

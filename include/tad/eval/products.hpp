@@ -19,6 +19,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 
@@ -131,6 +132,54 @@ constexpr auto live_products() {
   std::array<bool, count_products<E>()> live{};
   mark_live<E, 0, true, count_products<E>(), Vs...>(live);
   return live;
+}
+
+/// Which products an adjoint reaches from the top at all (as mark_live, whatever the variables).
+template <class E, std::size_t Off, bool Flows, std::size_t NP>
+constexpr void mark_flows(std::array<bool, NP>& flows) {
+  if constexpr (!is_leaf_v<E>) {
+    constexpr bool here = is_product_node_v<E>;
+    if constexpr (here) flows[Off + count_products<E>() - 1] = Flows;
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      (mark_flows<child_t<K, E>, child_offset<E, K, Off>(), Flows && (here || adjoint_flows<E, K>::value), NP>(flows),
+       ...);
+    }(std::make_index_sequence<E::arity>{});
+  }
+}
+template <class E>
+constexpr auto flowing_products() {
+  std::array<bool, count_products<E>()> flows{};
+  mark_flows<E, 0, true, count_products<E>()>(flows);
+  return flows;
+}
+
+/// Are a and b (of one type) the same computation: the same views, the same scalars (bit for
+/// bit), the same op parameters? False when that cannot be told (an op or leaf whose bytes do
+/// not represent its value uniquely): then two products are computed twice, never shared wrongly.
+template <class V>
+bool same_bits(const V& a, const V& b) {
+  return std::memcmp(&a, &b, sizeof(V)) == 0;
+}
+template <class N>
+bool same_computation(const N& a, const N& b) {
+  if constexpr (is_leaf_v<N>) {
+    if constexpr (std::is_empty_v<N>) return true;
+    else if constexpr (N::is_array && !is_column_v<N>) return same_view(a, b);
+    else if constexpr (requires { a.src; a.val; }) return a.src == b.src && (a.src != nullptr || same_bits(a.val, b.val));
+    else if constexpr (requires { a.val; }) return same_bits(a.val, b.val);
+    else return false;
+  } else {
+    using Op = typename N::op_type;
+    bool same = true;
+    if constexpr (!std::is_empty_v<Op>) {
+      if constexpr (std::has_unique_object_representations_v<Op>) same = same_bits(a.op, b.op);
+      else same = false;
+    }
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      same = same && (same_computation(child<K>(a), child<K>(b)) && ...);
+    }(std::make_index_sequence<N::arity>{});
+    return same;
+  }
 }
 
 }  // namespace tad::detail

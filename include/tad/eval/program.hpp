@@ -137,9 +137,17 @@ class program {
       if constexpr (L::is_variable && !L::is_array) ++size;
     });
     size_ = size;
+    node_.fill(nullptr);  // pointers into this object's e_, for plan only
     own_.assign(size_, T(0));
   }
 
+  /// The number of products an evaluation computes: the expression's, less those that repeat
+  /// an outermost product (the same computation on the same data), which share its result.
+  std::size_t computed_products() const noexcept {
+    std::size_t n = 0;
+    for (bool s : skip_) n += s ? 0 : 1;
+    return n;
+  }
   /// The number of elements of T a caller-provided workspace needs.
   std::size_t workspace_size() const noexcept { return size_; }
   const E& expression() const noexcept { return e_; }
@@ -188,6 +196,20 @@ class program {
   E e_;
   std::array<layout, products> layout_{};
   results shapes_{};  // ws == nullptr: the shapes and offsets of the products' results
+  /// Outermost products that are the same computation (softmax_cross_entropy(z, labels) holds
+  /// z twice; a loss may use a product twice) are computed once: alias_[k] is the earlier one
+  /// product k shares its result with (k itself if none); skip_[k]: product k's stage does not
+  /// run (k is such an alias, or inside one). The alias's adjoint is added to the original's
+  /// before the backward, whose rules then run once, on the sum.
+  std::array<std::size_t, products> alias_{};
+  std::array<bool, products> skip_{};
+  std::array<const void*, products> tag_{};   // the node type of an outermost product
+  std::array<const void*, products> node_{};  // ... and the node, during construction
+  template <class N>
+  static constexpr char type_tag = 0;
+  using top_t = std::remove_cvref_t<decltype(detail::lower<0>(std::declval<const E&>(), std::declval<const results&>()))>;
+  template <std::size_t K>
+  static constexpr bool outermost = detail::contains_var<top_t, detail::product_name<K>>::value;
   std::size_t scratch_ = 0;
   std::size_t size_ = 0;
   mutable std::vector<T> own_;  // the calls without a workspace argument use it
@@ -277,6 +299,21 @@ class program {
         p.dy = take(am * bn);
         if constexpr (!A::view) p.a = take(a[0] * a[1]), p.da = take(a[0] * a[1]);
         if constexpr (!B::view) p.b = take(b[0] * b[1]), p.db = take(b[0] * b[1]);
+        alias_[k] = k;
+        if constexpr (outermost<k>) {
+          constexpr auto flows = detail::flowing_products<E>();
+          tag_[k] = &type_tag<N>;
+          node_[k] = &n;
+          for (std::size_t j = 0; j < k; ++j) {
+            if (tag_[j] == tag_[k] && alias_[j] == j && flows[j] == flows[k] &&
+                detail::same_computation(*static_cast<const N*>(node_[j]), n)) {
+              alias_[k] = j;
+              shapes_.offset[k] = shapes_.offset[j];
+              for (std::size_t q = Off; q <= k; ++q) skip_[q] = true;
+              break;
+            }
+          }
+        }
       }
     }
   }
@@ -302,6 +339,9 @@ class program {
 
   template <std::size_t Off, class N>
   void forward(const N& n, const results& r) const {
+    if constexpr (detail::is_product_node_v<N>) {
+      if (skip_[Off + detail::count_products<N>() - 1]) return;  // an alias: its original computes it
+    }
     if constexpr (!detail::is_leaf_v<N>) {
       [&]<std::size_t... K>(std::index_sequence<K...>) {
         (forward<detail::child_offset<N, K, Off>()>(detail::child<K>(n), r), ...);
@@ -424,6 +464,9 @@ class program {
   template <std::size_t Off, class N, class... X, class... T2>
   void backward(const N& n, const results& r, const std::array<T*, sizeof...(X)>& scratch,
                 const wrt_target<X, T2>&... t) const {
+    if constexpr (detail::is_product_node_v<N>) {
+      if (skip_[Off + detail::count_products<N>() - 1]) return;  // its adjoint went to its original
+    }
     if constexpr (!detail::is_leaf_v<N>) {
       if constexpr (detail::is_product_node_v<N>) {
         constexpr std::size_t k = Off + detail::count_products<N>() - 1;
@@ -515,6 +558,16 @@ class program {
     }
     const T v = std::apply([&](const auto&... w) { return tad::grad_into(top, t..., w...); },
                            inner_product_targets<L, 0, products, X...>(r));
+    constexpr auto live = detail::live_products<E, X...>();
+    for (std::size_t k = 0; k < products; ++k) {
+      const std::size_t j = alias_[k];
+      if (j != k && live[k]) {
+        const std::size_t count = r.rows[k] * r.cols[k];
+        T* to = r.ws + layout_[j].dy;
+        const T* from = r.ws + layout_[k].dy;
+        for (std::size_t i = 0; i < count; ++i) to[i] += from[i];
+      }
+    }
     backward<0>(e_, r, scratch, t...);
     return v;
   }
