@@ -4,6 +4,8 @@
 
 #include "linalg/common.hpp"
 
+#include <Eigen/Core>
+
 #include <support/alloc_counter.hpp>
 #include <support/check.hpp>
 
@@ -165,6 +167,61 @@ BOOST_AUTO_TEST_CASE(a_product_used_twice_is_computed_once) {
   const std::vector<int> labels{0, 2, 1, 1, 0, 2, 3};
   const tad::program ce(tad::mean(tad::softmax_cross_entropy(tad::matmul(tad::tanh(tad::matmul(X, W)), tad::constant(sv.data, 5, 4)), labels)));
   BOOST_TEST(ce.computed_products() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(eigen_matrices_vectors_and_maps_are_leaves_and_gradient_buffers) {
+  // sum(square(A B + b - C)) with A a column-major Eigen matrix, B a row-major one, b an Eigen
+  // vector (a row broadcast), C a row-major Map with rows 7 apart: against loops over the
+  // coefficients (R = A B + b - C, dA = 2 R B^T, dB = 2 A^T R, db = 2 colsum(R)).
+  using rm = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  Eigen::MatrixXd A(4, 3);
+  rm B(3, 5);
+  Eigen::VectorXd b(5);
+  std::vector<double> host(4 * 7, std::numeric_limits<double>::quiet_NaN());
+  Eigen::Map<rm, 0, Eigen::OuterStride<>> C(host.data(), 4, 5, Eigen::OuterStride<>(7));
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 3; ++j) A(i, j) = std::sin(i + 3.0 * j);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 5; ++j) B(i, j) = std::cos(2.0 * i - j);
+  for (int j = 0; j < 5; ++j) b(j) = 0.1 * j;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 5; ++j) C(i, j) = 0.05 * (i * 5 + j);
+  const auto a = tad::var<"A">(A);
+  const auto bb = tad::var<"B">(B);
+  const auto bv = tad::var<"b">(b);
+  const auto loss = tad::sum(tad::square(tad::matmul(a, bb) + bv - tad::constant(C)));
+  tad::matrix<double> gA(4, 3);
+  rm gB(3, 5);
+  Eigen::VectorXd gb(5);
+  const double v = tad::grad_into(loss, tad::wrt(a, gA), tad::wrt(bb, gB), tad::wrt(bv, gb));
+  double want = 0, r[4][5];
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 5; ++j) {
+      r[i][j] = b(j) - C(i, j);
+      for (int q = 0; q < 3; ++q) r[i][j] += A(i, q) * B(q, j);
+      want += r[i][j] * r[i][j];
+    }
+  BOOST_TEST(std::abs(v - want) <= 1e-13 * want);
+  for (int i = 0; i < 4; ++i)
+    for (int q = 0; q < 3; ++q) {
+      double g = 0;
+      for (int j = 0; j < 5; ++j) g += 2 * r[i][j] * B(q, j);
+      BOOST_TEST(std::abs(gA(static_cast<std::size_t>(i), static_cast<std::size_t>(q)) - g) <= 1e-13);
+    }
+  for (int q = 0; q < 3; ++q)
+    for (int j = 0; j < 5; ++j) {
+      double g = 0;
+      for (int i = 0; i < 4; ++i) g += 2 * A(i, q) * r[i][j];
+      BOOST_TEST(std::abs(gB(q, j) - g) <= 1e-13);
+    }
+  for (int j = 0; j < 5; ++j) {
+    double g = 0;
+    for (int i = 0; i < 4; ++i) g += 2 * r[i][j];
+    BOOST_TEST(std::abs(gb(j) - g) <= 1e-13);
+  }
+  // The gradient is row-major and contiguous: a column-major Eigen buffer is refused by name.
+  Eigen::MatrixXd col_major_buffer(3, 5);
+  BOOST_CHECK_THROW((void)tad::wrt(bb, col_major_buffer), std::invalid_argument);
 }
 
 BOOST_AUTO_TEST_CASE(shape_errors_name_both_shapes) {

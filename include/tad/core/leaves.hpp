@@ -3,6 +3,7 @@
 /// by var, constant, constant_ref, column_of and row_of (the types: core/leaf_types.hpp).
 
 #include <tad/core/col_major.hpp>
+#include <tad/core/eigen_views.hpp>
 #include <tad/core/fixed_string.hpp>
 #include <tad/core/leaf_types.hpp>
 
@@ -18,7 +19,8 @@ namespace tad {
 
 /// `var<"x">(x)`: a variable named "x". `x` may be a float/double lvalue (bound by reference),
 /// an rvalue (copied), or contiguous storage (`std::vector`, `std::span`, array) viewed in place,
-/// or a view: `column_of(m, k)` (a strided vector), `col_major(p, rows, cols)` (a matrix).
+/// or a view: `column_of(m, k)` (a strided vector), `col_major(p, rows, cols)` (a matrix), an
+/// Eigen matrix, vector or Map (row- or column-major, with strides: core/eigen_views.hpp).
 template <fixed_string Name, class X>
 constexpr auto var(X&& x) noexcept {
   using U = std::remove_cvref_t<X>;
@@ -28,6 +30,10 @@ constexpr auto var(X&& x) noexcept {
     } else {
       return scalar_var<Name, U>{nullptr, x};
     }
+  } else if constexpr (detail::eigen_dense<U>) {
+    static_assert(std::is_lvalue_reference_v<X> || !detail::eigen_owning<U>,
+                  "tad::var<name>(m): m is a temporary Eigen matrix; the variable would dangle. Pass an lvalue");
+    return detail::eigen_leaf<true, Name>(x);
   } else if constexpr (detail::is_strided_view_v<U>) {
     return strided_array_var<Name, typename U::value_type>{x.data, x.size, x.stride};
   } else if constexpr (detail::is_col_major_view_v<U>) {
@@ -78,6 +84,10 @@ constexpr auto constant(X&& x) noexcept {
   using U = std::remove_cvref_t<X>;
   if constexpr (std::is_arithmetic_v<U>) {
     return scalar_constant<U>{x};
+  } else if constexpr (detail::eigen_dense<U>) {
+    static_assert(std::is_lvalue_reference_v<X> || !detail::eigen_owning<U>,
+                  "tad::constant(m): m is a temporary Eigen matrix; the constant would dangle. Pass an lvalue");
+    return detail::eigen_leaf<false, "">(x);
   } else if constexpr (detail::is_strided_view_v<U>) {
     return strided_array_constant<typename U::value_type>{x.data, x.size, x.stride};
   } else if constexpr (detail::is_col_major_view_v<U>) {

@@ -47,9 +47,9 @@ struct wrt_target {
 };
 
 /// `wrt(x, buffer)`: write the gradient of array variable x into `buffer` (same length as x);
-/// for a matrix variable, `buffer` is a tad::matrix of its shape, or any contiguous storage of
-/// rows * cols elements, written row-major; `wrt(s, out)`: write the gradient of scalar
-/// variable s into `out`.
+/// for a matrix variable, `buffer` is a tad::matrix of its shape, a row-major Eigen matrix (or
+/// Map without strides) of its shape, or any contiguous storage of rows * cols elements, written
+/// row-major; `wrt(s, out)`: write the gradient of scalar variable s into `out`.
 template <class X, class Buf>
 constexpr auto wrt(const X& x, Buf&& buf) {
   using invalid = wrt_target<detail::invalid_expression, double>;
@@ -64,7 +64,26 @@ constexpr auto wrt(const X& x, Buf&& buf) {
     return invalid{};
   } else {
     using T = typename X::value_type;
-    if constexpr (X::is_array) {
+    using B = std::remove_cvref_t<Buf>;
+    if constexpr (X::is_array && detail::eigen_dense<B>) {
+      constexpr bool ok = std::is_same_v<typename B::Scalar, T> && !std::is_const_v<std::remove_pointer_t<decltype(buf.data())>>;
+      if constexpr (!ok) {
+        static_assert(ok, "tad::wrt(x, buffer): an Eigen gradient buffer must be writable and have x's element type");
+        return invalid{};
+      } else {
+        const auto rows = static_cast<std::size_t>(buf.rows()), cols = static_cast<std::size_t>(buf.cols());
+        const bool dense = detail::eigen_vector_v<B> ? buf.innerStride() == 1
+                                                     : B::IsRowMajor && buf.innerStride() == 1 &&
+                                                           (rows <= 1 || static_cast<std::size_t>(buf.outerStride()) == cols);
+        if (!dense) {
+          throw std::invalid_argument("tad::wrt(x, buffer): the gradient is written row-major and contiguous; an Eigen "
+                                      "buffer must be a row-major matrix (Eigen::RowMajor) without strides, or a "
+                                      "contiguous vector");
+        }
+        if constexpr (detail::eigen_vector_v<B>) return wrt_target<X, T>{x, buf.data(), rows * cols};
+        else return wrt_target<X, T>{x, buf.data(), rows * cols, true, rows, cols};
+      }
+    } else if constexpr (X::is_array) {
       constexpr bool ok = std::ranges::contiguous_range<Buf> && std::is_same_v<std::ranges::range_value_t<Buf>, T>;
       if constexpr (!ok) {
         static_assert(ok, "tad::wrt(x, buffer): the gradient buffer of an array variable must be "
