@@ -4,8 +4,8 @@
 // binary: the same forward and backward written by hand with Eigen (the GEMMs tad calls, the
 // elementwise work as Eigen array expressions), as a user of Eigen would write it.
 //
-//   bench.mlp --benchmark_filter=mlp
-//   benchmark/processes.py build/bench/benchmark/bench.mlp mlp 256 --processes 8 --baseline eigen
+//   bench.mlp
+//   benchmark/processes.py build/bench/benchmark/bench.mlp MLPf 256 --processes 8 --baseline eigen  (MLPd: double)
 #include "harness.hpp"
 
 #include <tad/linalg.hpp>
@@ -132,9 +132,10 @@ void mlp_eigen(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(mlp_tad<float>)->Name("mlp/float/tad")->Arg(256);
-BENCHMARK(mlp_eigen<float>)->Name("mlp/float/eigen")->Arg(256);
-BENCHMARK(mlp_tad<double>)->Name("mlp/double/tad")->Arg(256);
-BENCHMARK(mlp_eigen<double>)->Name("mlp/double/eigen")->Arg(256);
+// Names as benchmark/processes.py expects: <workload>_<tad|eigen>/<batch>.
+BENCHMARK(mlp_tad<float>)->Name("MLPf_tad")->Arg(256);
+BENCHMARK(mlp_eigen<float>)->Name("MLPf_eigen")->Arg(256);
+BENCHMARK(mlp_tad<double>)->Name("MLPd_tad")->Arg(256);
+BENCHMARK(mlp_eigen<double>)->Name("MLPd_eigen")->Arg(256);
 
 BENCHMARK_MAIN();
