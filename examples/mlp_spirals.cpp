@@ -102,7 +102,8 @@ int main() {
       if (best == static_cast<std::size_t>(labels[i])) ++right;
     }
     accuracy = static_cast<double>(right) / n;
-    std::printf("epoch %2zu  loss %.4f  accuracy %.3f\n", epoch, epoch_loss / static_cast<double>(n / batch), accuracy);
+    const double steps = static_cast<double>(n) / static_cast<double>(batch);
+    std::printf("epoch %2zu  loss %.4f  accuracy %.3f\n", epoch, epoch_loss / steps, accuracy);
   }
   const bool ok = accuracy > 0.9;
   std::printf("training accuracy %.3f > 0.9: %s\n", accuracy, ok ? "ok" : "WRONG");

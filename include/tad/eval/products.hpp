@@ -18,7 +18,9 @@
 #include <tad/ops/linalg.hpp>
 
 #include <array>
+#include <bit>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 #include <utility>
@@ -157,8 +159,19 @@ constexpr auto flowing_products() {
 /// bit), the same op parameters? False when that cannot be told (an op or leaf whose bytes do
 /// not represent its value uniquely): then two products are computed twice, never shared wrongly.
 template <class V>
+inline constexpr bool comparable_bits_v =
+    (std::is_floating_point_v<V> && (sizeof(V) == 4 || sizeof(V) == 8)) || std::has_unique_object_representations_v<V>;
+template <class V>
 bool same_bits(const V& a, const V& b) {
-  return std::memcmp(&a, &b, sizeof(V)) == 0;
+  if constexpr (!comparable_bits_v<V>) {
+    return false;  // not decidable from its bytes: never shared
+  } else if constexpr (std::is_floating_point_v<V>) {
+    using U = std::conditional_t<sizeof(V) == 8, std::uint64_t, std::uint32_t>;
+    static_assert(sizeof(U) == sizeof(V));
+    return std::bit_cast<U>(a) == std::bit_cast<U>(b);
+  } else {
+    return std::memcmp(&a, &b, sizeof(V)) == 0;
+  }
 }
 template <class N>
 bool same_computation(const N& a, const N& b) {
@@ -172,8 +185,7 @@ bool same_computation(const N& a, const N& b) {
     using Op = typename N::op_type;
     bool same = true;
     if constexpr (!std::is_empty_v<Op>) {
-      if constexpr (std::has_unique_object_representations_v<Op>) same = same_bits(a.op, b.op);
-      else same = false;
+      same = same_bits(a.op, b.op);
     }
     [&]<std::size_t... K>(std::index_sequence<K...>) {
       same = same && (same_computation(child<K>(a), child<K>(b)) && ...);
