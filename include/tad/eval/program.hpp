@@ -1,25 +1,17 @@
 #pragma once
 /// `tad::program`: evaluates an expression that holds matrix products (ops/linalg.hpp), with
-/// every intermediate buffer in one workspace (doc/linear-algebra.md).
-///
-/// Forward, in post-order, each product's operands are read in place when they are views
-/// (a matrix or vector leaf: row-major, strided, column-major, or the transpose of one) or
-/// evaluated by the elementwise engine into a buffer, then multiplied by Eigen (GEMM, GEMV)
-/// into the product's result buffer. The expression around the products is then the engine's,
-/// with each product replaced by a variable viewing its result (eval/products.hpp).
-///
-/// Backward, the engine's gradient of that expression gives each outermost product's adjoint
-/// `dY` (and the gradients of the variables outside products). Each product then runs its
-/// backward once, in pre-order: `dA = dY B^T` and `dB = A^T dY` by Eigen, added straight into a
-/// variable's gradient where the operand is a variable, or used as the seed of the engine's
-/// vector-Jacobian product of the operand's expression, which gives the inner products'
-/// adjoints and adds to the variables' gradients. Every modifier is a node of some expression
-/// the engine runs, so it applies where it stands, as elsewhere in tad.
+/// every intermediate buffer in one workspace (doc/linear-algebra.md, decisions.md 38). Forward,
+/// in post-order: each product's operands are read in place when they are views, or evaluated
+/// by the engine into a buffer, then multiplied by Eigen into the product's result buffer; the
+/// expression around the products is the engine's, each product replaced by a variable viewing
+/// its result (eval/products.hpp). Backward: eval/program_backward.hpp. Every modifier is a node
+/// of some expression the engine runs, so it applies where it stands, as elsewhere in tad.
 
 #include <tad/core/errors.hpp>
 #include <tad/core/expression.hpp>
 #include <tad/core/value_type.hpp>
 #include <tad/eval/api.hpp>
+#include <tad/eval/eigen_maps.hpp>
 #include <tad/eval/products.hpp>
 #include <tad/ops/linalg.hpp>
 
@@ -36,79 +28,6 @@
 #include <vector>
 
 namespace tad {
-
-namespace detail {
-
-template <class T>
-using eigen_rm = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-template <class T>
-using eigen_cm = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
-
-/// An operand of a product as the program sees it: the transpose of `inner` or `inner` itself;
-/// a view (read in place) or an expression (evaluated into a buffer).
-template <class O>
-struct untransposed {
-  using type = O;
-};
-template <class A>
-struct untransposed<node<transpose_op, A>> {
-  using type = A;
-};
-template <class O>
-struct operand_of {
-  static constexpr bool transposed = is_transpose_node_v<O>;
-  using inner = typename untransposed<O>::type;
-  template <class I>
-  static constexpr bool view_v = [] {
-    if constexpr (is_leaf_v<I>) return I::is_array && !is_column_v<I>; else return false;
-  }();
-  static constexpr bool view = view_v<inner>;
-  static constexpr int rank = props<inner>::rank;
-  template <class P>
-  static constexpr const auto& inner_of(const P& o) {
-    if constexpr (transposed) return o.arg; else return o;
-  }
-};
-
-/// A leaf view as an Eigen map of `rows x cols` (a vector: one row or one column).
-template <class T, class L>
-auto view_map(const L& l, std::size_t rows, std::size_t cols) {
-  using Eigen::Index;
-  const auto r = static_cast<Index>(rows), c = static_cast<Index>(cols);
-  if constexpr (is_col_major_v<L>) {
-    return Eigen::Map<const eigen_cm<T>, 0, Eigen::OuterStride<>>(l.data, r, c, Eigen::OuterStride<>(static_cast<Index>(l.ld)));
-  } else if constexpr (is_strided_v<L>) {
-    return Eigen::Map<const eigen_rm<T>, 0, Eigen::OuterStride<>>(l.data, r, c, Eigen::OuterStride<>(static_cast<Index>(l.ld)));
-  } else if constexpr (is_gathered_v<L>) {
-    const auto s = static_cast<Index>(l.stride);
-    using stride = Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>;
-    return Eigen::Map<const eigen_rm<T>, 0, stride>(l.data, r, c, rows == 1 ? stride(s * c, s) : stride(s, 1));
-  } else {
-    return Eigen::Map<const eigen_rm<T>>(l.data, r, c);
-  }
-}
-template <class T>
-auto dense_map(T* p, std::size_t rows, std::size_t cols) {
-  return Eigen::Map<eigen_rm<T>>(p, static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(cols));
-}
-
-/// Where a product's buffers are (offsets into the workspace) and the shapes Eigen sees.
-struct product_layout {
-  static constexpr std::size_t none = static_cast<std::size_t>(-1);
-  std::size_t a_rows = 0, a_cols = 0;  // the left operand's inner (untransposed) matrix
-  std::size_t b_rows = 0, b_cols = 0;  // the right operand's
-  std::size_t dy = none;               // the adjoint of the result
-  std::size_t a = none, da = none;     // an evaluated left operand and its adjoint
-  std::size_t b = none, db = none;
-};
-
-/// A contiguous buffer's span in the workspace.
-template <class T>
-std::span<T> ws_span(T* ws, std::size_t offset, std::size_t n) {
-  return {ws + offset, n};
-}
-
-}  // namespace detail
 
 /// Evaluates the expression E (which may hold matrix products) again and again: its value, its
 /// gradient with respect to any of its variables, into the caller's buffers, with every
@@ -320,9 +239,10 @@ class program {
 
   // ---- forward, post-order ----------------------------------------------------------------
 
-  /// The Eigen view of operand O (inner, then transposed if it is), evaluating an expression
-  /// into its buffer first.
-  template <std::size_t Off, class O, class F>
+  /// Calls f with the Eigen view of operand O (inner, then transposed if it is): the view's
+  /// map, or its buffer's, which `Evaluate` fills first (the forward; the backward reads what
+  /// the forward left there).
+  template <std::size_t Off, bool Evaluate, class O, class F>
   void with_operand(const O& o, const results& r, std::size_t rows, std::size_t cols, std::size_t buf, F&& f) const {
     using op = detail::operand_of<O>;
     const auto lowered = detail::lower<Off>(op::inner_of(o), r);
@@ -332,7 +252,7 @@ class program {
     if constexpr (op::view) {
       use(detail::view_map<T>(lowered, rows, cols));
     } else {
-      tad::evaluate(lowered, detail::ws_span(r.ws, buf, rows * cols));
+      if constexpr (Evaluate) tad::evaluate(lowered, detail::ws_span(r.ws, buf, rows * cols));
       use(detail::dense_map<T>(r.ws + buf, rows, cols));
     }
   }
@@ -351,169 +271,28 @@ class program {
         constexpr std::size_t off_b = detail::child_offset<N, 1, Off>();
         const layout& p = layout_[k];
         auto y = detail::dense_map<T>(r.ws + r.offset[k], r.rows[k], r.cols[k]);
-        with_operand<Off>(n.lhs, r, p.a_rows, p.a_cols, p.a, [&](const auto& a) {
-          with_operand<off_b>(n.rhs, r, p.b_rows, p.b_cols, p.b, [&](const auto& b) { y.noalias() = a * b; });
+        with_operand<Off, true>(n.lhs, r, p.a_rows, p.a_cols, p.a, [&](const auto& a) {
+          with_operand<off_b, true>(n.rhs, r, p.b_rows, p.b_cols, p.b, [&](const auto& b) { y.noalias() = a * b; });
         });
       }
     }
   }
 
-  // ---- backward, pre-order -------------------------------------------------------------
+  // ---- backward, pre-order (eval/program_backward.hpp) -------------------------------------
 
   static constexpr auto ranks_ = detail::product_ranks<E>();
-
-  /// The gradient target of product q's adjoint (q's result leaf, its dY buffer).
   template <std::size_t q>
-  auto product_target(const results& r) const {
-    using leaf = detail::product_leaf_t<q, ranks_[q], T>;
-    const std::size_t n = r.rows[q] * r.cols[q];
-    leaf l{};
-    l.data = r.ws + r.offset[q];
-    l.size = n;
-    if constexpr (ranks_[q] == 2) l.rows = r.rows[q], l.cols = r.cols[q];
-    return wrt(l, std::span<T>(r.ws + layout_[q].dy, n));
-  }
-
-  /// The adjoint targets of the live products whose leaves L holds (Off: the first product of
-  /// the subtree L was lowered from, NQ: its number of products).
+  auto product_target(const results& r) const;
   template <class L, std::size_t Off, std::size_t NQ, class... X>
-  auto inner_product_targets(const results& r) const {
-    constexpr auto live = detail::live_products<E, X...>();
-    return [&]<std::size_t... P>(std::index_sequence<P...>) {
-      return std::tuple_cat([&] {
-        constexpr std::size_t q = Off + P;
-        if constexpr (live[q] && detail::contains_var<L, detail::product_name<q>>::value) {
-          return std::tuple{product_target<q>(r)};
-        } else {
-          return std::tuple<>{};
-        }
-      }()...);
-    }(std::make_index_sequence<NQ>{});
-  }
-
-  /// Adds the scratch gradients of the targets reached by L to the targets.
+  auto inner_product_targets(const results& r) const;
   template <class L, class... X, class... T2>
-  static void add_scratch(const std::array<T*, sizeof...(X)>& scratch, const wrt_target<X, T2>&... t) {
-    std::size_t j = 0;  // a fold over the comma operator: left to right
-    (
-        [&] {
-          if constexpr (detail::reaches<L, X::name>::value) {
-            const T* s = scratch[j];
-            for (std::size_t i = 0; i < t.size; ++i) t.data[i] += s[i];
-          }
-          ++j;
-        }(),
-        ...);
-  }
-
-  /// The gradient of operand O (of its inner, untransposed matrix), given by `g`, which calls
-  /// its argument with the Eigen expression of it (built from dY and the other operand): added
-  /// to a variable's gradient, written to an inner product's adjoint, or pushed through O's
-  /// expression by the engine's vector-Jacobian product.
+  static void add_scratch(const std::array<T*, sizeof...(X)>& scratch, const wrt_target<X, T2>&... t);
   template <std::size_t Off, class O, class G, class... X, class... T2>
   void operand_backward(const O& o, const results& r, std::size_t rows, std::size_t cols, std::size_t buf,
-                        const std::array<T*, sizeof...(X)>& scratch, G&& g, const wrt_target<X, T2>&... t) const {
-    using op = detail::operand_of<O>;
-    using I = typename op::inner;
-    if constexpr (!detail::reaches_any_v<I, X...>) {
-      return;  // no gradient reaches a variable through it (a constant, stop_gradient, ...)
-    } else {
-      const auto lowered = detail::lower<Off>(op::inner_of(o), r);
-      using L = std::remove_cvref_t<decltype(lowered)>;
-      if constexpr (detail::is_product_node_v<I>) {
-        // The operand is a product: its adjoint, of which this is the only writer.
-        constexpr std::size_t q = Off + detail::count_products<I>() - 1;
-        auto d = detail::dense_map<T>(r.ws + layout_[q].dy, rows, cols);
-        g([&](const auto& expr) { d.noalias() = expr; });
-      } else if constexpr (op::view) {
-        // A variable: its gradient, summed with its other uses.
-        const auto add = [&](const auto& target) {
-          using V = std::remove_cvref_t<decltype(target.var)>;
-          if constexpr (detail::same_name<V::name, L::name>) {
-            auto d = detail::dense_map<T>(target.data, rows, cols);
-            g([&](const auto& expr) { d.noalias() += expr; });
-          }
-        };
-        (add(t), ...);
-      } else {
-        auto d = detail::dense_map<T>(r.ws + buf, rows, cols);
-        g([&](const auto& expr) { d.noalias() = expr; });
-        // (The index of each target by an index sequence: the order in which function arguments
-        // are evaluated is unspecified.)
-        const auto wrt_scratch = [&]<std::size_t at, class V>(const V& target) {
-          using X0 = std::remove_cvref_t<decltype(target.var)>;
-          if constexpr (detail::reaches<L, X0::name>::value) {
-            if constexpr (X0::is_array) return std::tuple{wrt(target.var, std::span<T>(scratch[at], target.size))};
-            else return std::tuple{wrt(target.var, *scratch[at])};
-          } else {
-            return std::tuple<>{};
-          }
-        };
-        auto targets = [&]<std::size_t... J>(std::index_sequence<J...>) {
-          return std::tuple_cat(wrt_scratch.template operator()<J>(t)...);
-        }(std::index_sequence_for<X...>{});
-        const auto seed = std::span<const T>(r.ws + buf, rows * cols);
-        std::apply([&](const auto&... w) { (void)tad::vjp_into(lowered, seed, w...); },
-                   std::tuple_cat(std::move(targets),
-                                  inner_product_targets<L, Off, detail::count_products<I>(), X...>(r)));
-        add_scratch<L>(scratch, t...);
-      }
-    }
-  }
-
+                        const std::array<T*, sizeof...(X)>& scratch, G&& g, const wrt_target<X, T2>&... t) const;
   template <std::size_t Off, class N, class... X, class... T2>
   void backward(const N& n, const results& r, const std::array<T*, sizeof...(X)>& scratch,
-                const wrt_target<X, T2>&... t) const {
-    if constexpr (detail::is_product_node_v<N>) {
-      if (skip_[Off + detail::count_products<N>() - 1]) return;  // its adjoint went to its original
-    }
-    if constexpr (!detail::is_leaf_v<N>) {
-      if constexpr (detail::is_product_node_v<N>) {
-        constexpr std::size_t k = Off + detail::count_products<N>() - 1;
-        constexpr std::size_t off_b = detail::child_offset<N, 1, Off>();
-        constexpr auto live = detail::live_products<E, X...>();
-        if constexpr (live[k]) {
-          using A = detail::operand_of<std::remove_cvref_t<decltype(n.lhs)>>;
-          using B = detail::operand_of<std::remove_cvref_t<decltype(n.rhs)>>;
-          const layout& p = layout_[k];
-          const auto dy = detail::dense_map<T>(r.ws + p.dy, r.rows[k], r.cols[k]);
-          // Both gradients need both operands' values: read before either is overwritten
-          // (an operand's buffer is its own; a view is the caller's).
-          with_operand_value<Off>(n.lhs, r, p.a_rows, p.a_cols, p.a, [&](const auto& a) {
-            with_operand_value<off_b>(n.rhs, r, p.b_rows, p.b_cols, p.b, [&](const auto& b) {
-              // dA = dY B^T; of a transposed operand's inner matrix: (dY B^T)^T = B dY^T.
-              operand_backward<Off>(n.lhs, r, p.a_rows, p.a_cols, p.da, scratch, [&](const auto& put) {
-                if constexpr (A::transposed) put(b * dy.transpose()); else put(dy * b.transpose());
-              }, t...);
-              // dB = A^T dY; transposed: dY^T A.
-              operand_backward<off_b>(n.rhs, r, p.b_rows, p.b_cols, p.db, scratch, [&](const auto& put) {
-                if constexpr (B::transposed) put(dy.transpose() * a); else put(a.transpose() * dy);
-              }, t...);
-            });
-          });
-        }
-      }
-      [&]<std::size_t... K>(std::index_sequence<K...>) {
-        (backward<detail::child_offset<N, K, Off>()>(detail::child<K>(n), r, scratch, t...), ...);
-      }(std::make_index_sequence<N::arity>{});
-    }
-  }
-
-  /// The Eigen view of operand O's value as the forward pass left it (its buffer, or the view).
-  template <std::size_t Off, class O, class F>
-  void with_operand_value(const O& o, const results& r, std::size_t rows, std::size_t cols, std::size_t buf,
-                          F&& f) const {
-    using op = detail::operand_of<O>;
-    const auto use = [&](const auto& m) {
-      if constexpr (op::transposed) f(m.transpose()); else f(m);
-    };
-    if constexpr (op::view) {
-      use(detail::view_map<T>(detail::lower<Off>(op::inner_of(o), r), rows, cols));
-    } else {
-      use(Eigen::Map<const detail::eigen_rm<T>>(r.ws + buf, static_cast<Eigen::Index>(rows),
-                                                 static_cast<Eigen::Index>(cols)));
-    }
-  }
+                const wrt_target<X, T2>&... t) const;
 
   // ---- entry points ------------------------------------------------------------------------
 
@@ -616,3 +395,6 @@ struct products_api<E, std::enable_if_t<has_products_v<E>>> {
 }  // namespace detail
 
 }  // namespace tad
+
+// The backward members (each header includes this one).
+#include <tad/eval/program_backward.hpp>
