@@ -13,9 +13,7 @@
 #include <span>
 #include <type_traits>
 
-namespace tad {
-
-namespace detail {
+namespace tad::detail {
 
 template <class T>
 using eigen_rm = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -86,6 +84,4 @@ std::span<T> ws_span(T* ws, std::size_t offset, std::size_t n) {
   return {ws + offset, n};
 }
 
-}  // namespace detail
-
-}  // namespace tad
+}  // namespace tad::detail
