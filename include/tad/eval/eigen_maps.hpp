@@ -67,6 +67,10 @@ template <class T>
 auto dense_map(T* p, std::size_t rows, std::size_t cols) {
   return Eigen::Map<eigen_rm<T>>(p, static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(cols));
 }
+template <class T>
+auto const_map(const T* p, std::size_t rows, std::size_t cols) {
+  return Eigen::Map<const eigen_rm<T>>(p, static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(cols));
+}
 
 /// Where a product's buffers are (offsets into the workspace) and the shapes Eigen sees.
 struct product_layout {

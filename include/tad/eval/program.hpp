@@ -11,6 +11,7 @@
 #include <tad/core/expression.hpp>
 #include <tad/core/value_type.hpp>
 #include <tad/eval/api.hpp>
+#include <tad/eval/contract.hpp>
 #include <tad/eval/eigen_maps.hpp>
 #include <tad/eval/products.hpp>
 #include <tad/ops/linalg.hpp>
@@ -191,7 +192,7 @@ class program {
       }(std::make_index_sequence<N::arity>{});
       if constexpr (detail::is_product_node_v<N>) {
         constexpr std::size_t k = Off + detail::count_products<N>() - 1;
-        constexpr bool outer = std::is_same_v<typename N::op_type, outer_op>;
+        constexpr bool outer = std::is_same_v<typename detail::forward_op_of<typename N::op_type>::type, outer_op>;
         using A = detail::operand_of<std::remove_cvref_t<decltype(n.lhs)>>;
         using B = detail::operand_of<std::remove_cvref_t<decltype(n.rhs)>>;
         layout& p = layout_[k];

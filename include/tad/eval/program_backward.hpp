@@ -3,16 +3,93 @@
 /// dB = A^T dY by Eigen, into a variable's gradient, an inner product's adjoint, or the seed of
 /// the engine's vector-Jacobian product of an operand's expression.
 
+#include <tad/core/errors.hpp>
+#include <tad/core/zero.hpp>
 #include <tad/eval/program.hpp>
+#include <tad/ops/adjoints.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <span>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 
 namespace tad {
+
+namespace detail {
+/// What an operand gets when a product's rule returns tad::zero for it: nothing (an inner
+/// product's adjoint, of which the rule is the only writer, is set to zero).
+struct no_adjoint {};
+
+template <class X>
+concept matrix_or_zero = is_zero_v<X> || requires(const X& x) {
+  x.rows();
+  x.cols();
+  x.eval();
+};
+/// A product's overridden rule (override_gradients with a rule for tad::matmul_op or
+/// tad::outer_op): `rule(dY, A, B, Y)` with read-only Eigen expressions of the product's
+/// operands as it multiplies them (a vector as a one-row or one-column matrix, a transposed
+/// operand transposed), returning `tad::adjoints{dA, dB}` of those shapes: Eigen expressions
+/// (evaluated straight into their destination: GEMMs stay GEMMs) or tad::zero{}.
+template <class Rule, class DY, class A, class B, class Y>
+auto call_product_rule(const Rule& rule, const DY& dy, const A& a, const B& b, const Y& y) {
+  constexpr bool callable = std::is_invocable_v<const Rule&, const DY&, const A&, const B&, const Y&>;
+  static_assert(callable, "tad::override_gradients(e, rules): a rule for a matrix product (tad::matmul_op, "
+                          "tad::outer_op) is called as rule(dY, A, B, Y) with Eigen matrix expressions");
+  if constexpr (callable) {
+    using R = std::invoke_result_t<const Rule&, const DY&, const A&, const B&, const Y&>;
+    constexpr bool pair = requires(const R& g) {
+      g.a0;
+      g.a1;
+    } && !requires(const R& g) { g.a2; };
+    static_assert(pair, "tad::override_gradients(e, rules): a matrix product's rule must return "
+                        "tad::adjoints{dA, dB} (Eigen expressions of A's and B's shapes, or tad::zero{})");
+    if constexpr (pair) {
+      using R0 = std::remove_cvref_t<decltype(std::declval<const R&>().a0)>;
+      using R1 = std::remove_cvref_t<decltype(std::declval<const R&>().a1)>;
+      static_assert(matrix_or_zero<R0> && matrix_or_zero<R1>,
+                    "tad::override_gradients(e, rules): a matrix product's rule returns Eigen expressions "
+                    "(dY * B.transpose(), ...) or tad::zero{}, not numbers");
+    }
+    if constexpr (pair) return rule(dy, a, b, y);
+    else return adjoints<zero, zero>{};  // (the assertion above is the diagnostic)
+  } else {
+    return adjoints<zero, zero>{};
+  }
+}
+
+/// tad::shape_error unless the rule's adjoint `g` of operand `name` has x's shape.
+template <class G, class X>
+void check_rule_shape(const G& g, const X& x, const char* name) {
+  if constexpr (!is_zero_v<G>) {
+    if (g.rows() != x.rows() || g.cols() != x.cols()) {
+      const auto shape = [](const auto& m) {
+        return shape_string(static_cast<std::size_t>(m.rows()), static_cast<std::size_t>(m.cols()));
+      };
+      throw shape_error::with_message(std::string("tad::override_gradients: a matrix product's rule returned d") +
+                                          name + " of " + shape(g) + " for " + name + " of " + shape(x),
+                                      static_cast<std::size_t>(x.size()), static_cast<std::size_t>(g.size()));
+    }
+  }
+}
+
+/// The `g` of program::operand_backward for a rule's adjoint (of the operand as multiplied:
+/// transposed back to the inner matrix when the operand is a transpose).
+template <bool Transposed, class G>
+auto put_rule_adjoint(const G& g) {
+  if constexpr (is_zero_v<G>) {
+    return no_adjoint{};
+  } else {
+    return [&g](const auto& put) {
+      if constexpr (Transposed) put(g.transpose()); else put(g);
+    };
+  }
+}
+}  // namespace detail
 
 /// The gradient target of product q's adjoint (q's result leaf, its dY buffer).
 template <class E>
@@ -64,7 +141,8 @@ void program<E>::add_scratch(const std::array<T*, sizeof...(X)>& scratch, const 
 /// The gradient of operand O (of its inner, untransposed matrix), given by `g`, which calls
 /// its argument with the Eigen expression of it (built from dY and the other operand): added
 /// to a variable's gradient, written to an inner product's adjoint, or pushed through O's
-/// expression by the engine's vector-Jacobian product.
+/// expression by the engine's vector-Jacobian product. A `g` of detail::no_adjoint (a rule's
+/// tad::zero): nothing, but an inner product's adjoint is zeroed.
 template <class E>
 template <std::size_t Off, class O, class G, class... X, class... T2>
 void program<E>::operand_backward(const O& o, const results& r, std::size_t rows, std::size_t cols, std::size_t buf,
@@ -72,16 +150,21 @@ void program<E>::operand_backward(const O& o, const results& r, std::size_t rows
                                 const wrt_target<X, T2>&... t) const {
   using op = detail::operand_of<O>;
   using I = typename op::inner;
-  if constexpr (!detail::reaches_any_v<I, X...>) {
+  constexpr bool none = std::is_same_v<std::remove_cvref_t<G>, detail::no_adjoint>;
+  if constexpr (!detail::reaches_any_v<I, X...> || (none && op::view)) {
     return;  // no gradient reaches a variable through it (a constant, stop_gradient, ...)
   } else {
     const auto lowered = detail::lower<Off>(op::inner_of(o), r);
     using L = std::remove_cvref_t<decltype(lowered)>;
-    if constexpr (detail::is_product_node_v<I>) {
+    if constexpr (none && !detail::is_product_node_v<I>) {
+      // The products whose adjoints the vector-Jacobian product would have written: zero.
+      std::apply([](const auto&... w) { ((std::fill_n(w.data, w.size, T(0))), ...); },
+                 inner_product_targets<L, Off, detail::count_products<I>(), X...>(r));
+    } else if constexpr (detail::is_product_node_v<I>) {
       // The operand is a product: its adjoint, of which this is the only writer.
       constexpr std::size_t q = Off + detail::count_products<I>() - 1;
       auto d = detail::dense_map<T>(r.ws + layout_[q].dy, rows, cols);
-      g([&](const auto& expr) { d.noalias() = expr; });
+      if constexpr (none) d.setZero(); else g([&](const auto& expr) { d.noalias() = expr; });
     } else if constexpr (op::view) {
       // A variable: its gradient, summed with its other uses.
       const auto add = [&](const auto& target) {
@@ -140,14 +223,28 @@ void program<E>::backward(const N& n, const results& r, const std::array<T*, siz
         // (an operand's buffer is its own; a view is the caller's).
         with_operand<Off, false>(n.lhs, r, p.a_rows, p.a_cols, p.a, [&](const auto& a) {
           with_operand<off_b, false>(n.rhs, r, p.b_rows, p.b_cols, p.b, [&](const auto& b) {
-            // dA = dY B^T; of a transposed operand's inner matrix: (dY B^T)^T = B dY^T.
-            operand_backward<Off>(n.lhs, r, p.a_rows, p.a_cols, p.da, scratch, [&](const auto& put) {
-              if constexpr (A::transposed) put(b * dy.transpose()); else put(dy * b.transpose());
-            }, t...);
-            // dB = A^T dY; transposed: dY^T A.
-            operand_backward<off_b>(n.rhs, r, p.b_rows, p.b_cols, p.db, scratch, [&](const auto& put) {
-              if constexpr (B::transposed) put(dy.transpose() * a); else put(a.transpose() * dy);
-            }, t...);
+            using Op = typename N::op_type;
+            if constexpr (requires { typename Op::rule_type; }) {
+              // Overridden (override_gradients): the rule's adjoints, checked, then as below.
+              const auto cdy = detail::const_map<T>(r.ws + p.dy, r.rows[k], r.cols[k]);
+              const auto y = detail::const_map<T>(r.ws + r.offset[k], r.rows[k], r.cols[k]);
+              const auto g = detail::call_product_rule(n.op.rule, cdy, a, b, y);
+              detail::check_rule_shape(g.a0, a, "A");
+              detail::check_rule_shape(g.a1, b, "B");
+              operand_backward<Off>(n.lhs, r, p.a_rows, p.a_cols, p.da, scratch,
+                                    detail::put_rule_adjoint<A::transposed>(g.a0), t...);
+              operand_backward<off_b>(n.rhs, r, p.b_rows, p.b_cols, p.db, scratch,
+                                      detail::put_rule_adjoint<B::transposed>(g.a1), t...);
+            } else {
+              // dA = dY B^T; of a transposed operand's inner matrix: (dY B^T)^T = B dY^T.
+              operand_backward<Off>(n.lhs, r, p.a_rows, p.a_cols, p.da, scratch, [&](const auto& put) {
+                if constexpr (A::transposed) put(b * dy.transpose()); else put(dy * b.transpose());
+              }, t...);
+              // dB = A^T dY; transposed: dY^T A.
+              operand_backward<off_b>(n.rhs, r, p.b_rows, p.b_cols, p.db, scratch, [&](const auto& put) {
+                if constexpr (B::transposed) put(dy.transpose() * a); else put(a.transpose() * dy);
+              }, t...);
+            }
           });
         });
       }

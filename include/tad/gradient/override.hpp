@@ -34,6 +34,13 @@ struct overridden_op {
   using rule_type = Rule;
   /// The rule may be anything of dy, so no pass runs it with a unit adjoint.
   static constexpr bool adjoint_linear = false;
+  /// A product's override stays a product (the program runs its rule: doc/linear-algebra.md).
+  static constexpr bool is_product = detail::op_is_product<Op>();
+  static constexpr int result_rank(int ra, int rb) noexcept
+    requires(detail::op_is_product<Op>())
+  {
+    return Op::result_rank(ra, rb);
+  }
   [[no_unique_address]] Op op;
   [[no_unique_address]] Rule rule;
   template <class... X>
@@ -79,22 +86,24 @@ constexpr auto override_rewrite(const E& e, const Rules& rules) {
     const auto op = [&] {
       if constexpr (has_rule_v<Rules, Op>) {
         using Rule = std::remove_cvref_t<decltype(rules[boost::hana::type_c<Op>])>;
-        static_assert(!op_is_product<Op>(),
-                      "tad::override_gradients(e, rules): the rule of a matrix product (tad::matmul_op, "
-                      "tad::outer_op) cannot be overridden yet; wrap an operand in a custom_gradient, or the "
-                      "product in scale_gradient / clip_gradient (doc/linear-algebra.md)");
+        static_assert(!requires { Op::is_transpose; },
+                      "tad::override_gradients(e, rules): tad::transpose_op has no rule of its own (it is a "
+                      "view of a product's operand); override the product's (tad::matmul_op)");
         static_assert(!op_is_reduction<Op>(),
                       "tad::override_gradients(e, rules): reductions cannot be overridden (their "
                       "backward runs in its own pass); wrap the argument in a custom_gradient");
-        static_assert(rule_callable_v<Rule, N>,
-                      "tad::override_gradients(e, rules): a rule must be callable as "
-                      "rule(dy, x..., y) with one x per input of its op");
-        static_assert(rule_returns_count_v<Rule, N>,
-                      "tad::override_gradients(e, rules): a rule must return one adjoint per "
-                      "input of its op (a value for one input, tad::adjoints{...} for several)");
-        static_assert(rule_returns_numbers_v<Rule, N>,
-                      "tad::override_gradients(e, rules): a rule must return numbers, SIMD "
-                      "batches or tad::zero");
+        // A product's rule takes Eigen expressions: the program checks it (<tad/linalg.hpp>).
+        if constexpr (!op_is_product<Op>()) {
+          static_assert(rule_callable_v<Rule, N>,
+                        "tad::override_gradients(e, rules): a rule must be callable as "
+                        "rule(dy, x..., y) with one x per input of its op");
+          static_assert(rule_returns_count_v<Rule, N>,
+                        "tad::override_gradients(e, rules): a rule must return one adjoint per "
+                        "input of its op (a value for one input, tad::adjoints{...} for several)");
+          static_assert(rule_returns_numbers_v<Rule, N>,
+                        "tad::override_gradients(e, rules): a rule must return numbers, SIMD "
+                        "batches or tad::zero");
+        }
         return overridden_op<Op, Rule>{e.op, rules[boost::hana::type_c<Op>]};
       } else {
         return e.op;

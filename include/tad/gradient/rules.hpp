@@ -96,9 +96,10 @@ TAD_INLINE constexpr auto call_rule(const Rule& rule, const D& dy, const XY&... 
 
 /// An op whose backward is a user rule (custom_gradient_op, overridden_op) names it `rule_type`.
 /// An adjoint flows only into the inputs the rule does not give a structural zero (and so its
-/// gradient reaches only what they reach).
+/// gradient reaches only what they reach). A product's rule takes Eigen expressions, not
+/// numbers: its adjoints are taken to flow (a tad::zero there is met at run time).
 template <class Op, class... C, std::size_t K>
-  requires requires { typename Op::rule_type; }
+  requires(requires { typename Op::rule_type; } && !op_is_product<Op>())
 struct adjoint_flows<node<Op, C...>, K> {
   static constexpr bool value = !rule_zero_at_v<typename Op::rule_type, sizeof...(C), K>;
 };

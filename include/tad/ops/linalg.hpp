@@ -41,7 +41,7 @@ namespace detail {
 template <class E>
 struct is_product_node : std::false_type {};
 template <class Op, class A, class B>
-  requires requires { Op::is_product; }
+  requires(op_is_product<Op>())
 struct is_product_node<node<Op, A, B>> : std::true_type {};
 template <class E>
 inline constexpr bool is_product_node_v = is_product_node<std::remove_cvref_t<E>>::value;

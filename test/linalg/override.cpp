@@ -1,0 +1,240 @@
+// override_gradients with a rule for a product (tad::matmul_op, tad::outer_op): the rule gets
+// dY, A, B, Y as Eigen expressions and returns tad::adjoints{dA, dB}. Each case against the
+// backward derived by hand and computed with plain loops (linalg/common.hpp): the default rule,
+// a rule reading Y, feedback alignment on a head (the layer below keeps its own rule), a
+// transposed operand, tad::zero for an inner product and for an operand expression (with a
+// workspace full of NaN: nothing stale is read), outer and matrix-vector, and a wrong shape.
+
+// Eigen checks its own allocations where a test forbids them.
+#define EIGEN_RUNTIME_NO_MALLOC
+#include "linalg/common.hpp"
+
+#include <Eigen/Core>
+
+#include <boost/hana.hpp>
+
+#include <support/alloc_counter.hpp>
+#include <support/check.hpp>
+
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace hana = boost::hana;
+using namespace tad_test::linalg;
+using tad_test::linalg::layout;
+
+constexpr std::size_t m_ = 7, k_ = 5, n_ = 3;
+
+/// The default rule, written as a user would.
+constexpr auto true_rule = [](const auto& dy, const auto& a, const auto& b, const auto&) {
+  return tad::adjoints{dy * b.transpose(), a.transpose() * dy};
+};
+template <class Rule>
+auto matmul_rule(const Rule& r) {
+  return hana::make_map(hana::make_pair(hana::type_c<tad::matmul_op>, r));
+}
+
+/// dL/dY of L = sum(square(Y - T)) / 2: Y - T.
+dmat residual(const dmat& y, const dmat& t) {
+  dmat r = y;
+  for (std::size_t i = 0; i < r.v.size(); ++i) r.v[i] -= t.v[i];
+  return r;
+}
+dmat scaled(dmat a, double s) {
+  for (double& x : a.v) x *= s;
+  return a;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(linalg_override)
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(the_default_rule_and_a_rule_that_reads_y, T, tad_test::reals) {
+  const dmat x = random_matrix(m_, k_, 1), w = random_matrix(k_, n_, 2), t = random_matrix(m_, n_, 3);
+  stored<T> sx{x, layout::row}, sw{w, layout::col}, st{t, layout::strided};
+  const auto X = constant_of<layout::row>(sx);
+  const auto W = var_of<"W", layout::col>(sw);
+  const auto Tg = constant_of<layout::strided>(st);
+  const dmat y = product(x, w), dy = residual(y, t);
+  // The rule that is the product's own derivative: dW = X^T (XW - T).
+  {
+    const auto loss = tad::sum(tad::square(tad::override_gradients(tad::matmul(X, W), matmul_rule(true_rule)) - Tg)) * T(0.5);
+    auto [v, g] = tad::grad(loss, W);
+    BOOST_TEST(relative_error(g, product(transposed(x), dy)) <= tolerance<T>(m_));
+    (void)v;
+  }
+  // A rule of Y (the product's value): dW = X^T (dY .* Y).
+  {
+    const auto rule = [](const auto& dy2, const auto& a, const auto&, const auto& yv) {
+      return tad::adjoints{tad::zero{}, a.transpose() * dy2.cwiseProduct(yv)};
+    };
+    const auto loss = tad::sum(tad::square(tad::override_gradients(tad::matmul(X, W), matmul_rule(rule)) - Tg)) * T(0.5);
+    auto [v, g] = tad::grad(loss, W);
+    dmat dyy = dy;
+    for (std::size_t i = 0; i < dyy.v.size(); ++i) dyy.v[i] *= y.v[i];
+    BOOST_TEST(relative_error(g, product(transposed(x), dyy)) <= tolerance<T>(m_));
+    (void)v;
+  }
+}
+
+// Feedback alignment (Lillicrap et al., 2016): the head's dA is dY R with a fixed random R in
+// place of W2^T; dW2 keeps h^T dY. The scope covers every product in it, the layer below too:
+// an inner scope with the true rule gives that one back its own (the inner scope wins).
+BOOST_AUTO_TEST_CASE_TEMPLATE(feedback_alignment_on_a_head, T, tad_test::reals) {
+  const std::size_t hid = 17;
+  const dmat x = random_matrix(m_, k_, 4), w1 = random_matrix(k_, hid, 5, 0.6), w2 = random_matrix(hid, n_, 6, 0.6);
+  const dmat t = random_matrix(m_, n_, 7), rf = random_matrix(n_, hid, 8);
+  stored<T> sx{x, layout::row}, sw1{w1, layout::row}, sw2{w2, layout::strided}, st{t, layout::row};
+  const auto X = constant_of<layout::row>(sx);
+  const auto W1 = var_of<"W1", layout::row>(sw1);
+  const auto W2 = var_of<"W2", layout::strided>(sw2);
+  const auto Tg = constant_of<layout::row>(st);
+  Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic> R(n_, hid);
+  for (std::size_t i = 0; i < n_; ++i)
+    for (std::size_t j = 0; j < hid; ++j) R(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = static_cast<T>(rf(i, j));
+  const auto feedback = [&R](const auto& dy, const auto& a, const auto&, const auto&) {
+    return tad::adjoints{dy * R, a.transpose() * dy};
+  };
+  const auto h = tad::tanh(tad::override_gradients(tad::matmul(X, W1), matmul_rule(true_rule)));
+  const auto loss = tad::sum(tad::square(tad::override_gradients(tad::matmul(h, W2), matmul_rule(feedback)) - Tg)) * T(0.5);
+  tad::program p(loss);
+  tad::matrix<T> g1(k_, hid), g2(hid, n_);
+  (void)p.grad_into(tad::wrt(W1, g1), tad::wrt(W2, g2));
+  // By hand.
+  dmat hv = product(x, w1);
+  for (double& v : hv.v) v = std::tanh(v);
+  const dmat dy = residual(product(hv, w2), t);
+  dmat dh = product(dy, rf);
+  for (std::size_t i = 0; i < dh.v.size(); ++i) dh.v[i] *= 1 - hv.v[i] * hv.v[i];
+  BOOST_TEST(relative_error(g2, product(transposed(hv), dy)) <= tolerance<T>(m_));
+  BOOST_TEST(relative_error(g1, product(transposed(x), dh)) <= tolerance<T>(m_ * hid));
+  // Not the true gradient: without the override dW1 differs.
+  auto [v, g1_true] = tad::grad(tad::sum(tad::square(tad::matmul(tad::tanh(tad::matmul(X, W1)), W2) - Tg)) * T(0.5), W1);
+  (void)v;
+  BOOST_TEST(relative_error(g1_true, product(transposed(x), dh)) > 1e-2);
+}
+
+// A transposed operand: the rule sees A = W^T (as multiplied) and its dA is transposed back.
+BOOST_AUTO_TEST_CASE(a_transposed_operand) {
+  const dmat w = random_matrix(k_, m_, 9), x = random_matrix(k_, n_, 10), t = random_matrix(m_, n_, 11);
+  stored<double> sw{w, layout::strided}, sx{x, layout::col}, st{t, layout::row};
+  const auto W = var_of<"W", layout::strided>(sw);
+  const auto X = var_of<"X", layout::col>(sx);
+  const auto Tg = constant_of<layout::row>(st);
+  const auto doubled = [](const auto& dy, const auto& a, const auto& b, const auto&) {
+    BOOST_TEST(a.rows() == static_cast<Eigen::Index>(m_));  // W^T: m x k
+    return tad::adjoints{2.0 * (dy * b.transpose()), a.transpose() * dy};
+  };
+  const auto loss = tad::sum(tad::square(tad::override_gradients(tad::matmul(tad::transpose(W), X), matmul_rule(doubled)) - Tg)) * 0.5;
+  auto [v, gw, gx] = tad::grad(loss, W, X);
+  (void)v;
+  const dmat dy = residual(product(transposed(w), x), t);
+  BOOST_TEST(relative_error(gw, scaled(product(x, transposed(dy)), 2.0)) <= tolerance<double>(n_));  // (2 dY X^T)^T
+  BOOST_TEST(relative_error(gx, product(w, dy)) <= tolerance<double>(m_));
+}
+
+// tad::zero for an operand: an inner product's adjoint is zeroed (not left from the
+// workspace), an operand expression gets nothing. The workspace is full of NaN.
+BOOST_AUTO_TEST_CASE_TEMPLATE(zero_for_an_inner_product_and_for_an_operand_expression, T, tad_test::reals) {
+  const std::size_t hid = 4;
+  const dmat x = random_matrix(m_, k_, 12), w1 = random_matrix(k_, hid, 13), w2 = random_matrix(hid, n_, 14);
+  stored<T> sx{x, layout::row}, sw1{w1, layout::row}, sw2{w2, layout::row};
+  const auto X = constant_of<layout::row>(sx);
+  const auto W1 = var_of<"W1", layout::row>(sw1);
+  const auto W2 = var_of<"W2", layout::row>(sw2);
+  const auto rule = [](const auto& dy, const auto& a, const auto&, const auto&) {
+    return tad::adjoints{tad::zero{}, a.transpose() * dy};
+  };
+  const auto nan = std::numeric_limits<T>::quiet_NaN();
+  const auto check = [&](const auto& loss, const dmat& a_value) {
+    tad::program p(loss);
+    std::vector<T> ws(p.workspace_size(), nan);
+    tad::matrix<T> g1(k_, hid), g2(hid, n_);
+    for (T& g : g1) g = nan;
+    (void)p.grad_into(ws, tad::wrt(W1, g1), tad::wrt(W2, g2));
+    dmat ones(m_, n_);
+    for (double& v : ones.v) v = 1;
+    BOOST_TEST(relative_error(g1, dmat(k_, hid)) == 0.0);  // exactly zero
+    BOOST_TEST(relative_error(g2, product(transposed(a_value), ones)) <= tolerance<T>(m_));
+  };
+  // The left operand is a product (X W1): its adjoint zeroed, so no gradient reaches W1.
+  check(tad::sum(tad::override_gradients(tad::matmul(tad::matmul(X, W1), W2), matmul_rule(rule))), product(x, w1));
+  // The left operand is an expression (tanh(X W1)): no seed pushed through it.
+  dmat th = product(x, w1);
+  for (double& v : th.v) v = std::tanh(v);
+  const auto scoped = tad::override_gradients(tad::matmul(tad::tanh(tad::matmul(X, W1)), W2), matmul_rule(rule));
+  check(tad::sum(scoped), th);
+}
+
+// outer(u, v) is A B with A = u as a column and B = v as a row; matrix-vector: B a column.
+BOOST_AUTO_TEST_CASE(outer_and_matrix_vector) {
+  const dmat u = random_matrix(m_, 1, 15), v = random_matrix(1, n_, 16), c = random_matrix(m_, n_, 17);
+  const auto U = tad::var<"u">(std::span<const double>(u.v));
+  const auto V = tad::var<"v">(std::span<const double>(v.v));
+  const auto C = tad::constant(c.v.data(), m_, n_);
+  const auto rules = hana::make_map(hana::make_pair(hana::type_c<tad::outer_op>, [](const auto& dy, const auto& a, const auto& b, const auto&) {
+    BOOST_TEST((a.cols() == 1 && b.rows() == 1));
+    return tad::adjoints{3.0 * (dy * b.transpose()), a.transpose() * dy};
+  }));
+  auto [val, gu, gv] = tad::grad(tad::sum(tad::override_gradients(tad::outer(U, V), rules) * C), U, V);
+  BOOST_TEST(std::abs(val - [&] {
+               double s = 0;
+               for (std::size_t i = 0; i < m_; ++i)
+                 for (std::size_t j = 0; j < n_; ++j) s += u.v[i] * v.v[j] * c(i, j);
+               return s;
+             }()) <= 1e-12);
+  BOOST_TEST(relative_error(gu, scaled(product(c, transposed(v)), 3.0)) <= 1e-13);  // 3 C v
+  BOOST_TEST(relative_error(gv, product(transposed(u), c)) <= 1e-13);  // C^T u, as a row
+
+  // Matrix-vector: W x, B = x as a k x 1 column; the rule halves dW.
+  const dmat w = random_matrix(m_, k_, 18), x = random_matrix(k_, 1, 19);
+  const auto W = tad::var<"W">(w.v.data(), m_, k_);
+  const auto Xv = tad::var<"x">(std::span<const double>(x.v));
+  const auto half = [](const auto& dy, const auto& a, const auto& b, const auto&) {
+    BOOST_TEST(b.cols() == 1);
+    return tad::adjoints{0.5 * (dy * b.transpose()), a.transpose() * dy};
+  };
+  auto [val2, gw, gx] = tad::grad(tad::sum(tad::square(tad::override_gradients(tad::matmul(W, Xv), matmul_rule(half)))) * 0.5, W, Xv);
+  (void)val2;
+  const dmat y = product(w, x);  // dY = Y
+  BOOST_TEST(relative_error(gw, scaled(product(y, transposed(x)), 0.5)) <= 1e-13);
+  BOOST_TEST(relative_error(gx, product(transposed(w), y)) <= 1e-13);
+}
+
+BOOST_AUTO_TEST_CASE(a_rule_of_the_wrong_shape_is_a_shape_error) {
+  const dmat x = random_matrix(3, 4, 20), w = random_matrix(4, 2, 21);
+  const auto X = tad::constant(x.v.data(), 3, 4);
+  const auto W = tad::var<"W">(w.v.data(), 4, 2);
+  const auto wrong = [](const auto& dy, const auto&, const auto&, const auto&) { return tad::adjoints{dy, dy}; };
+  try {
+    (void)tad::grad(tad::sum(tad::override_gradients(tad::matmul(X, W), matmul_rule(wrong))), W);
+    BOOST_FAIL("no shape_error");
+  } catch (const tad::shape_error& e) {
+    BOOST_TEST(std::string(e.what()) ==
+               "tad::override_gradients: a matrix product's rule returned dA of 3 x 2 for A of 3 x 4");
+  }
+}
+
+// A repeated step with an overridden product allocates nothing (the rule's GEMMs are
+// evaluated into their destinations).
+BOOST_AUTO_TEST_CASE(an_overridden_step_allocates_nothing) {
+  const dmat x = random_matrix(m_, k_, 22), w = random_matrix(k_, n_, 23);
+  const auto X = tad::constant(x.v.data(), m_, k_);
+  const auto W = tad::var<"W">(w.v.data(), k_, n_);
+  tad::program p(tad::sum(tad::square(tad::override_gradients(tad::matmul(tad::tanh(X), W), matmul_rule(true_rule)))));
+  tad::matrix<double> g(k_, n_);
+  (void)p.grad_into(tad::wrt(W, g));
+  tad_test::alloc_counter::start();
+  Eigen::internal::set_is_malloc_allowed(false);
+  double sum = 0;
+  for (int step = 0; step < 3; ++step) sum += p.grad_into(tad::wrt(W, g));
+  Eigen::internal::set_is_malloc_allowed(true);
+  BOOST_TEST(tad_test::alloc_counter::stop() == 0);
+  BOOST_TEST(std::isfinite(sum));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
