@@ -1,7 +1,13 @@
 // A dense layer h = tanh(X W + b) and a head h V, with the gradient reversed at the layer's
 // output or clipped at the head's (doc/from-tensorflow.md, doc/linear-algebra.md): the reversed
-// layer's gradients are -lambda times the plain ones, the head's unchanged. Returns 1 if not.
+// layer's gradients are -lambda times the plain ones, the head's unchanged; and the head's
+// product with its rule overridden (feedback alignment). Returns 1 if not.
 #include <tad/linalg.hpp>
+
+#include <Eigen/Core>
+#include <boost/hana/map.hpp>
+#include <boost/hana/pair.hpp>
+#include <boost/hana/type.hpp>
 
 #include <cmath>
 #include <cstddef>
@@ -34,6 +40,36 @@ int main() {
   auto [clipped_loss, cW, cb, cV] = tad::grad(tad::sum(tad::square(clipped - Y)), W, b, V);
   // [clipped head]
 
+  // [feedback alignment]
+  // The head's product with its rule overridden: h's adjoint is dY R (a fixed random R in place
+  // of V^T), V's gradient stays h^T dY. The scope covers every product in it: the layer's own
+  // product keeps the true rule through an inner scope (an inner scope wins).
+  Eigen::MatrixXd R = Eigen::MatrixXd::Random(out, h_dim);
+  auto true_rule = [](const auto& dy, const auto& lhs, const auto& rhs, const auto& /*y*/) {
+    return tad::adjoints{dy * rhs.transpose(), lhs.transpose() * dy};  // dA = dY B^T, dB = A^T dY
+  };
+  auto feedback = [&R](const auto& dy, const auto& lhs, const auto& /*rhs*/, const auto& /*y*/) {
+    return tad::adjoints{dy * R, lhs.transpose() * dy};
+  };
+  namespace hana = boost::hana;
+  auto own = hana::make_map(hana::make_pair(hana::type_c<tad::matmul_op>, true_rule));
+  auto aligned = hana::make_map(hana::make_pair(hana::type_c<tad::matmul_op>, feedback));
+  auto layer = tad::tanh(tad::override_gradients(tad::matmul(X, W), own) + b);
+  auto head = tad::override_gradients(tad::matmul(layer, V), aligned);
+  auto [fa_loss, fW, fb, fV] = tad::grad(tad::sum(tad::square(head - Y)), W, b, V);
+  // [feedback alignment]
+  // With R = V^T, feedback alignment is backpropagation.
+  R = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(vs.data(), h_dim, out).transpose();
+  auto [bp_loss, bW, bb, bV] = tad::grad(tad::sum(tad::square(head - Y)), W, b, V);
+  double fa_head = 0, fa_layer = 0, bp_layer = 0;
+  for (std::size_t i = 0; i < fV.size(); ++i) fa_head = std::max(fa_head, std::abs(fV.data()[i] - pV.data()[i]));
+  for (std::size_t i = 0; i < fW.size(); ++i) fa_layer = std::max(fa_layer, std::abs(fW.data()[i] - pW.data()[i]));
+  for (std::size_t i = 0; i < bW.size(); ++i) bp_layer = std::max(bp_layer, std::abs(bW.data()[i] - pW.data()[i]));
+  for (std::size_t i = 0; i < bb.size(); ++i) bp_layer = std::max(bp_layer, std::abs(bb[i] - pb[i]));
+  std::printf("feedback alignment: head's gradient as backprop (max diff %.2e), layer's differs by %.4f; "
+              "with R = V^T the layer's matches (%.2e)\n",
+              fa_head, fa_layer, bp_layer);
+
   double worst = std::abs(loss - plain_loss);
   for (std::size_t i = 0; i < gW.size(); ++i) worst = std::max(worst, std::abs(gW.data()[i] + lambda * pW.data()[i]));
   for (std::size_t i = 0; i < gb.size(); ++i) worst = std::max(worst, std::abs(gb[i] + lambda * pb[i]));
@@ -43,7 +79,9 @@ int main() {
   std::printf("loss %.6f (clipped head: same loss %.6f); reversed layer gradients = -%.1f x plain: max error %.2e\n",
               loss, clipped_loss, lambda, worst);
   std::printf("clipping dY at 0.5 changes the head's gradient by up to %.4f\n", clip_change);
-  const bool ok = worst < 1e-12 && std::abs(clipped_loss - plain_loss) < 1e-12 && clip_change > 0;
+  const bool ok = worst < 1e-12 && std::abs(clipped_loss - plain_loss) < 1e-12 && clip_change > 0 &&
+                  std::abs(fa_loss - plain_loss) < 1e-12 && std::abs(bp_loss - plain_loss) < 1e-12 &&
+                  fa_head < 1e-12 && fa_layer > 1e-3 && bp_layer < 1e-12;
   std::printf("%s\n", ok ? "all checks passed" : "FAILED");
   return ok ? 0 : 1;
 }
