@@ -11,8 +11,8 @@ workload and N that has both <workload>_<tad> and <workload>_<baseline> in the s
 ratio is tad's time over the baseline's (each the median of its repetitions, or the file's
 "median" aggregate); ratios are taken inside one file, i.e. one process, never across files.
 When several files give a ratio for the same bar (e.g. several runs), the bar is their median.
-One bar group per workload and N, one bar per baseline (in the order given); below 1 tad is
-faster. A dashed line marks 1.
+One bar group per workload and N, one bar per baseline present for it (in the order given, one
+colour per baseline); below 1 tad is faster. A dashed line marks 1.
 
 Needs matplotlib (Debian: python3-matplotlib), used with the Agg backend (no display); only
 this script needs it (doc/decisions.md 43), never the build or the tests.
@@ -100,25 +100,28 @@ def main():
 
     groups = sorted(found, key=sort_key)
     labels = [f"{w}/{n}" if n else w for w, n in groups]
-    width = 0.8 / len(args.baseline)
-    fig, ax = plt.subplots(figsize=(max(4.0, 1.1 * len(groups) + 1.5), 3.6))
-    for i, base in enumerate(args.baseline):
-        xs, ys = [], []
-        for g, key in enumerate(groups):
-            if base in found[key]:
-                xs.append(g - 0.4 + width * (i + 0.5))
-                ys.append(found[key][base])
-        if not xs:
-            continue
-        bars = ax.bar(xs, ys, width * 0.9, label=f"tad / {base}")
-        ax.bar_label(bars, labels=[f"{y:.2f}" for y in ys], fontsize=8, padding=2)
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.1 * len(groups) + 1.5), 3.6))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    labelled = set()
+    for g, key in enumerate(groups):
+        present = [b for b in args.baseline if b in found[key]]  # centred: absent baselines leave no gap
+        width = 0.8 / len(present)
+        for i, base in enumerate(present):
+            r = found[key][base]
+            color = colors[args.baseline.index(base) % len(colors)]
+            bars = ax.bar([g - 0.4 + width * (i + 0.5)], [r], width * 0.9, color=color,
+                          label=None if base in labelled else f"tad / {base}")
+            labelled.add(base)
+            ax.bar_label(bars, labels=[f"{r:.2f}"], fontsize=8, padding=2)
     ax.axhline(1.0, color="black", linestyle="--", linewidth=0.8)
     ax.set_xticks(range(len(groups)), labels, fontsize=9)
     ax.set_ylabel(f"tad / baseline ({args.metric.replace('_', ' ')})")
     ax.set_ylim(0, max(1.2, 1.15 * max(r for v in found.values() for r in v.values())))
     ax.set_title(args.title or f"tad / {', '.join(args.baseline)} (below 1: tad faster)", fontsize=10)
-    if len(args.baseline) > 1:
-        ax.legend(fontsize=8)
+    if len(labelled) > 1:
+        handles, names = ax.get_legend_handles_labels()
+        order = sorted(range(len(names)), key=lambda k: args.baseline.index(names[k].removeprefix("tad / ")))
+        ax.legend([handles[k] for k in order], [names[k] for k in order], fontsize=8)
     fig.tight_layout()
     fig.savefig(args.out, dpi=args.dpi)
     for key, label in zip(groups, labels):
