@@ -14,6 +14,9 @@
 // copy). Before timing, torch's value and gradients must equal tad's (1e-4 float, 1e-9
 // double). at::set_num_threads(1) and at::set_num_interop_threads(1) before anything runs.
 //
+// torch's GEMM and GEMV go through libblas.so.3: Debian's default is the reference BLAS; the
+// measured numbers use OpenBLAS (libopenblas0-serial, or LD_LIBRARY_PATH=<its folder>).
+//
 //   benchmark/processes.py build/torchbench/benchmark/torch/bench.torch MLPf 256 --baseline torch
 //   benchmark/processes.py build/torchbench/benchmark/torch/bench.torch LR 100000 --baseline torch
 #include "../logreg.hpp"
