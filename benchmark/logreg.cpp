@@ -16,9 +16,7 @@
 //   gemv    two passes in xsimd, as a BLAS user writes it: z = X w into a buffer, the loss and
 //           dz over z in batches, then g = X^T dz (X read twice).
 // Ratios: benchmark/processes.py (LR); results: doc/benchmarks.md ("LR").
-#include "harness.hpp"
-
-#include <tad/tad.hpp>
+#include "logreg.hpp"
 
 #include <benchmark/benchmark.h>
 #include <xsimd/xsimd.hpp>
@@ -33,23 +31,8 @@
 
 namespace {
 
-constexpr std::size_t features = 32;
-
-struct lr_problem {
-  std::size_t rows;
-  std::vector<double> xs, ys, ws;
-  /// x uniform in [-1, 1], w in [-0.5, 0.5], labels from a noisy linear rule: z is O(1).
-  explicit lr_problem(std::size_t n)
-      : rows(n), xs(bench::uniform<double>(n * features, -1.0, 1.0, 31)), ys(n),
-        ws(bench::uniform<double>(features, -0.5, 0.5, 32)) {
-    const std::vector<double> noise = bench::normal<double>(n, 0.0, 0.5, 33);
-    for (std::size_t r = 0; r < n; ++r) {
-      double z = 0;
-      for (std::size_t j = 0; j < features; ++j) z += xs[r * features + j] * (j % 3 == 0 ? 0.4 : -0.2);
-      ys[r] = z + noise[r] > 0 ? 1.0 : 0.0;
-    }
-  }
-};
+// The data and tad's side are shared with bench.torch (benchmark/logreg.hpp).
+using bench::lr::features, bench::lr::lr_expression, bench::lr::lr_problem;
 
 // ---- baselines ------------------------------------------------------------------------------
 
@@ -163,17 +146,6 @@ double lr_gemv(const lr_problem& pr, double* g, double* zbuf) {
 
 // ---- tad ------------------------------------------------------------------------------------
 
-/// The loss over pr's data. Returns (w, L).
-auto lr_expression(const lr_problem& pr) {
-  auto w = tad::var<"w">(pr.ws);
-  auto X = tad::constant(pr.xs.data(), pr.rows, features);
-  auto y = tad::constant(pr.ys);
-  const auto z = tad::let<"z">(tad::sum(X * w, tad::axis<1>));
-  auto L = tad::mean(tad::softplus(z) - y * z);
-  static_assert(tad::passes_v<decltype(L), decltype(w)> == 1);
-  return std::pair{w, L};
-}
-
 /// tad's value and gradient must equal every baseline's before anything is timed.
 void lr_check(std::size_t n) {
   bench::check_once("LR/" + std::to_string(n), [&] {
@@ -194,18 +166,8 @@ void lr_check(std::size_t n) {
 }
 
 void LR_tad(benchmark::State& state) {
-  const auto n = static_cast<std::size_t>(state.range(0));
-  lr_check(n);
-  const lr_problem pr(n);
-  std::vector<double> g(features);
-  auto [w, L] = lr_expression(pr);
-  for (auto _ : state) {
-    double v = tad::grad_into(L, tad::wrt(w, std::span<double>(g)));
-    benchmark::DoNotOptimize(v);
-    benchmark::DoNotOptimize(g.data());
-    benchmark::ClobberMemory();
-  }
-  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n * features));
+  lr_check(static_cast<std::size_t>(state.range(0)));
+  bench::lr::tad_loop(state);
 }
 
 template <class F>

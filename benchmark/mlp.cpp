@@ -6,9 +6,7 @@
 //
 //   bench.mlp
 //   benchmark/processes.py build/bench/benchmark/bench.mlp MLPf 256 --processes 8 --baseline eigen  (MLPd: double)
-#include "harness.hpp"
-
-#include <tad/linalg.hpp>
+#include "mlp.hpp"
 
 #include <Eigen/Core>
 
@@ -18,21 +16,9 @@
 
 namespace {
 
-constexpr std::size_t batch = 256, d_in = 64, d_hidden = 256, d_out = 10;
-
-template <class T>
-struct data {
-  std::vector<T> x = bench::normal<T>(batch * d_in, 0, 1, 1);
-  std::vector<T> w1 = bench::normal<T>(d_in * d_hidden, 0, 0.1, 2), b1 = bench::normal<T>(d_hidden, 0, 0.1, 3);
-  std::vector<T> w2 = bench::normal<T>(d_hidden * d_out, 0, 0.1, 4), b2 = bench::normal<T>(d_out, 0, 0.1, 5);
-  std::vector<int> labels = [] {
-    std::vector<int> l(batch);
-    for (std::size_t i = 0; i < batch; ++i) l[i] = static_cast<int>((i * 7) % d_out);
-    return l;
-  }();
-  std::vector<T> g1 = std::vector<T>(d_in * d_hidden), gb1 = std::vector<T>(d_hidden);
-  std::vector<T> g2 = std::vector<T>(d_hidden * d_out), gb2 = std::vector<T>(d_out);
-};
+// The data and tad's side are shared with bench.torch (benchmark/mlp.hpp).
+using bench::mlp::batch, bench::mlp::d_in, bench::mlp::d_hidden, bench::mlp::d_out;
+using bench::mlp::data, bench::mlp::tad_loop, bench::mlp::tad_step;
 
 template <class T>
 using rm = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -75,26 +61,13 @@ struct eigen_mlp {
   }
 };
 
-template <class T>
-auto tad_loss(data<T>& d) {
-  const auto X = tad::constant(d.x.data(), batch, d_in);
-  const auto W1 = tad::var<"W1">(d.w1.data(), d_in, d_hidden);
-  const auto W2 = tad::var<"W2">(d.w2.data(), d_hidden, d_out);
-  const auto B1 = tad::var<"b1">(d.b1);
-  const auto B2 = tad::var<"b2">(d.b2);
-  const auto h = tad::tanh(tad::matmul(X, W1) + B1);
-  return std::tuple{tad::mean(tad::softmax_cross_entropy(tad::matmul(h, W2) + B2, d.labels)), W1, B1, W2, B2};
-}
-
 /// tad's and the baseline's value and gradients agree (checked once per process).
 template <class T>
 void check() {
   data<T> a, b;
   eigen_mlp<T> e{a};
   const T want = e.step();
-  auto [loss, W1, B1, W2, B2] = tad_loss(b);
-  const tad::program p(loss);
-  const T got = p.grad_into(tad::wrt(W1, b.g1), tad::wrt(B1, b.gb1), tad::wrt(W2, b.g2), tad::wrt(B2, b.gb2));
+  const T got = tad_step(b);
   const double tol = sizeof(T) == 8 ? 1e-10 : 1e-4;
   bench::expect_close("mlp loss", static_cast<double>(got), static_cast<double>(want), tol);
   bench::expect_close<T>("mlp dW1", b.g1, a.g1, tol);
@@ -106,15 +79,7 @@ void check() {
 template <class T>
 void mlp_tad(benchmark::State& state) {
   bench::check_once(sizeof(T) == 8 ? "double" : "float", check<T>);
-  data<T> d;
-  auto [loss, W1, B1, W2, B2] = tad_loss(d);
-  const tad::program p(loss);
-  for (auto _ : state) {
-    T v = p.grad_into(tad::wrt(W1, d.g1), tad::wrt(B1, d.gb1), tad::wrt(W2, d.g2), tad::wrt(B2, d.gb2));
-    benchmark::DoNotOptimize(v);
-    benchmark::ClobberMemory();
-  }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(batch));
+  tad_loop<T>(state);
 }
 
 template <class T>
