@@ -192,10 +192,17 @@ BOOST_AUTO_TEST_CASE(eigen_matrices_vectors_and_maps_are_leaves_and_gradient_buf
   const auto bb = tad::var<"B">(B);
   const auto bv = tad::var<"b">(b);
   const auto loss = tad::sum(tad::square(tad::matmul(a, bb) + bv - tad::constant(C)));
-  tad::matrix<double> gA(4, 3);
-  rm gB(3, 5);
-  Eigen::VectorXd gb(5);
+  // Gradient buffers in every layout: A's column-major (Eigen's default), B's a row-major Map
+  // with rows 8 apart, b's a vector with elements 2 apart; the padding must stay NaN.
+  Eigen::MatrixXd gA(4, 3);
+  std::vector<double> gb_host(3 * 8, std::numeric_limits<double>::quiet_NaN());
+  std::vector<double> gv_host(2 * 5, std::numeric_limits<double>::quiet_NaN());
+  Eigen::Map<rm, 0, Eigen::OuterStride<>> gB(gb_host.data(), 3, 5, Eigen::OuterStride<>(8));
+  Eigen::Map<Eigen::VectorXd, 0, Eigen::InnerStride<2>> gb(gv_host.data(), 5);
   const double v = tad::grad_into(loss, tad::wrt(a, gA), tad::wrt(bb, gB), tad::wrt(bv, gb));
+  for (std::size_t i = 0; i < gb_host.size(); ++i)
+    if (i % 8 >= 5) BOOST_TEST(std::isnan(gb_host[i]));
+  for (std::size_t i = 1; i < gv_host.size(); i += 2) BOOST_TEST(std::isnan(gv_host[i]));
   double want = 0, r[4][5];
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 5; ++j) {
@@ -208,7 +215,7 @@ BOOST_AUTO_TEST_CASE(eigen_matrices_vectors_and_maps_are_leaves_and_gradient_buf
     for (int q = 0; q < 3; ++q) {
       double g = 0;
       for (int j = 0; j < 5; ++j) g += 2 * r[i][j] * B(q, j);
-      BOOST_TEST(std::abs(gA(static_cast<std::size_t>(i), static_cast<std::size_t>(q)) - g) <= 1e-13);
+      BOOST_TEST(std::abs(gA(i, q) - g) <= 1e-13);
     }
   for (int q = 0; q < 3; ++q)
     for (int j = 0; j < 5; ++j) {
@@ -221,9 +228,31 @@ BOOST_AUTO_TEST_CASE(eigen_matrices_vectors_and_maps_are_leaves_and_gradient_buf
     for (int i = 0; i < 4; ++i) g += 2 * r[i][j];
     BOOST_TEST(std::abs(gb(j) - g) <= 1e-13);
   }
-  // The gradient is row-major and contiguous: a column-major Eigen buffer is refused by name.
-  Eigen::MatrixXd col_major_buffer(3, 5);
-  BOOST_CHECK_THROW((void)tad::wrt(bb, col_major_buffer), std::invalid_argument);
+  // A buffer of the wrong shape is a shape_error (before anything is written).
+  Eigen::MatrixXd wrong(5, 3);
+  BOOST_CHECK_THROW((void)tad::grad_into(loss, tad::wrt(bb, wrong)), tad::shape_error);
+}
+
+// Without products (the engine's tad::grad_into): a column-major gradient buffer of a
+// column-major variable, L = sum(W .* W .* C): dW = 2 W .* C.
+BOOST_AUTO_TEST_CASE(column_major_gradient_buffers_without_products) {
+  Eigen::MatrixXf W(5, 3), C(5, 3), G(5, 3);
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 3; ++j) W(i, j) = 0.3f * static_cast<float>(i) - 0.2f * static_cast<float>(j), C(i, j) = static_cast<float>(1 + i + 5 * j);
+  G.setConstant(std::numeric_limits<float>::quiet_NaN());
+  const auto w = tad::var<"W">(W);
+  const float v = tad::grad_into(tad::sum(w * w * tad::constant(C)), tad::wrt(w, G));
+  float want = 0;
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 3; ++j) {
+      want += W(i, j) * W(i, j) * C(i, j);
+      BOOST_TEST(std::abs(G(i, j) - 2 * W(i, j) * C(i, j)) <= 1e-5f * std::abs(C(i, j)));
+    }
+  BOOST_TEST(std::abs(v - want) <= 1e-5f * want);
+  // A negative stride is refused by name.
+  Eigen::Map<Eigen::VectorXf, 0, Eigen::InnerStride<>> reversed(G.data() + 14, 15, Eigen::InnerStride<>(-1));
+  const auto flat = tad::var<"f">(std::span<const float>(C.data(), 15));
+  BOOST_CHECK_THROW((void)tad::wrt(flat, reversed), std::invalid_argument);
 }
 
 BOOST_AUTO_TEST_CASE(shape_errors_name_both_shapes) {
@@ -282,6 +311,25 @@ BOOST_AUTO_TEST_CASE(a_repeated_training_step_allocates_nothing) {
   const long allocations = tad_test::alloc_counter::stop();
   BOOST_TEST(allocations == 0);
   BOOST_TEST(std::isfinite(sum));
+}
+
+// A program's workspace holds the staging of a column-major gradient buffer: a repeated step
+// with one allocates nothing either.
+BOOST_AUTO_TEST_CASE(a_column_major_gradient_buffer_in_a_repeated_step_allocates_nothing) {
+  const model<double> m;
+  tad::program p(tad::sum(tad::square(tad::matmul(tad::tanh(tad::matmul(m.X, m.W1) + m.b), m.W2) - m.Y)) * 0.5);
+  Eigen::MatrixXd gw1(d_in, d_hidden), gw2(d_hidden, d_out);
+  std::vector<double> gb(d_hidden);
+  (void)p.grad_into(tad::wrt(m.W1, gw1), tad::wrt(m.b, gb), tad::wrt(m.W2, gw2));
+  const expected want = reference(model<double>{}, {});
+  tad_test::alloc_counter::start();
+  Eigen::internal::set_is_malloc_allowed(false);
+  (void)p.grad_into(tad::wrt(m.W1, gw1), tad::wrt(m.b, gb), tad::wrt(m.W2, gw2));
+  Eigen::internal::set_is_malloc_allowed(true);
+  BOOST_TEST(tad_test::alloc_counter::stop() == 0);
+  const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> rw1 = gw1, rw2 = gw2;
+  BOOST_TEST(relative_error(std::span<const double>(rw1.data(), d_in * d_hidden), want.dw1) <= 1e-13);
+  BOOST_TEST(relative_error(std::span<const double>(rw2.data(), d_hidden * d_out), want.dw2) <= 1e-13);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

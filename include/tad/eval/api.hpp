@@ -8,6 +8,7 @@
 #include <tad/eval/arguments.hpp>
 #include <tad/eval/bind_extents.hpp>
 #include <tad/eval/engine.hpp>
+#include <tad/eval/targets.hpp>
 #include <tad/ops/linalg.hpp>
 #include <tad/ops/reductions.hpp>
 
@@ -35,21 +36,12 @@ struct products_api {
 };
 }  // namespace detail
 
-/// A gradient destination for `grad_into`: a variable and the caller's buffer for its gradient.
-template <class X, class T>
-struct wrt_target {
-  X var;
-  T* data = nullptr;
-  std::size_t size = 0;
-  bool shaped = false;  // the buffer knows its shape (a tad::matrix): rows and cols are checked
-  std::size_t rows = 0;
-  std::size_t cols = 0;
-};
-
 /// `wrt(x, buffer)`: write the gradient of array variable x into `buffer` (same length as x);
-/// for a matrix variable, `buffer` is a tad::matrix of its shape, a row-major Eigen matrix (or
-/// Map without strides) of its shape, or any contiguous storage of rows * cols elements, written
-/// row-major; `wrt(s, out)`: write the gradient of scalar variable s into `out`.
+/// for a matrix variable, `buffer` is a tad::matrix of its shape, an Eigen matrix or Map of its
+/// shape (row- or column-major, with strides), or any contiguous storage of rows * cols
+/// elements, written row-major; `wrt(s, out)`: write the gradient of scalar variable s into
+/// `out`. An Eigen buffer that is not contiguous row-major gets the gradient through a staging
+/// buffer (eval/targets.hpp): tad::grad_into allocates it per call, a tad::program holds it.
 template <class X, class Buf>
 constexpr auto wrt(const X& x, Buf&& buf) {
   using invalid = wrt_target<detail::invalid_expression, double>;
@@ -72,16 +64,22 @@ constexpr auto wrt(const X& x, Buf&& buf) {
         return invalid{};
       } else {
         const auto rows = static_cast<std::size_t>(buf.rows()), cols = static_cast<std::size_t>(buf.cols());
-        const bool dense = detail::eigen_vector_v<B> ? buf.innerStride() == 1
-                                                     : B::IsRowMajor && buf.innerStride() == 1 &&
-                                                           (rows <= 1 || static_cast<std::size_t>(buf.outerStride()) == cols);
-        if (!dense) {
-          throw std::invalid_argument("tad::wrt(x, buffer): the gradient is written row-major and contiguous; an Eigen "
-                                      "buffer must be a row-major matrix (Eigen::RowMajor) without strides, or a "
-                                      "contiguous vector");
+        // Strides in elements: contiguous row-major is written in place, any other layout
+        // (row-major with an outer stride, column-major, a strided vector) through staging.
+        const auto rs = detail::eigen_vector_v<B> ? buf.innerStride() : buf.rowStride();
+        const auto cs = detail::eigen_vector_v<B> ? 1 : buf.colStride();
+        if (rs < 0 || cs < 0) {
+          throw std::invalid_argument("tad::wrt(x, buffer): an Eigen gradient buffer with a negative stride");
         }
-        if constexpr (detail::eigen_vector_v<B>) return wrt_target<X, T>{x, buf.data(), rows * cols};
-        else return wrt_target<X, T>{x, buf.data(), rows * cols, true, rows, cols};
+        const bool dense = detail::eigen_vector_v<B> ? rs <= 1 : cs == 1 && (rows <= 1 || static_cast<std::size_t>(rs) == cols);
+        const bool shaped = !detail::eigen_vector_v<B>;
+        if (dense || rows * cols == 0) return wrt_target<X, T>{x, buf.data(), rows * cols, shaped, rows, cols};
+        if constexpr (detail::eigen_vector_v<B>) {
+          return wrt_target<X, T>{x, buf.data(), rows * cols, false, rows * cols, 1, static_cast<std::size_t>(rs), 1};
+        } else {
+          return wrt_target<X, T>{x, buf.data(), rows * cols, true, rows, cols,
+                                  rs == 0 ? 1 : static_cast<std::size_t>(rs), static_cast<std::size_t>(cs)};
+        }
       }
     } else if constexpr (X::is_array) {
       constexpr bool ok = std::ranges::contiguous_range<Buf> && std::is_same_v<std::ranges::range_value_t<Buf>, T>;
@@ -183,7 +181,8 @@ constexpr auto grad(const E& e, const X&... x) {
 }
 
 /// Value of e; the gradients go into the caller's buffers given as `wrt(x, buffer)`. Allocates
-/// nothing. Throws shape_error (before writing anything) if a buffer has the wrong length.
+/// nothing (but a staging buffer for a strided or column-major Eigen buffer). Throws shape_error
+/// (before writing anything) if a buffer has the wrong length.
 template <class E, class... X, class... T2>
 auto grad_into(const E& e, const wrt_target<X, T2>&... targets) {
   constexpr int problem = detail::grad_problem<E, X...>();
@@ -213,7 +212,7 @@ auto grad_into(const E& e, const wrt_target<X, T2>&... targets) {
                           t.var.size, t.size);
       }
       detail::visit_arrays(e, [&](const auto& leaf) {
-        if (detail::overlaps(t.data, t.size, leaf.data, detail::span_of(leaf))) {
+        if (detail::overlaps(t.data, detail::target_span(t), leaf.data, detail::span_of(leaf))) {
           throw std::invalid_argument("tad::grad_into: gradient buffer of '" + std::string(t.var.name.view()) +
                                       "' overlaps an input array of the expression");
         }
@@ -221,9 +220,16 @@ auto grad_into(const E& e, const wrt_target<X, T2>&... targets) {
     }
   };
   (check_target(targets), ...);
-  std::array<T*, sizeof...(X) + 1> outs{targets.data..., nullptr};
-  std::array<std::size_t, sizeof...(X) + 1> sizes{targets.size..., 0};
-  return detail::engine<E, T, detail::wrt_list<X...>>(e, outs.data(), sizes.data(), ext).run();
+  const auto run = [&](const auto&... t) {
+    std::array<T*, sizeof...(X) + 1> outs{t.data..., nullptr};
+    std::array<std::size_t, sizeof...(X) + 1> sizes{t.size..., 0};
+    return detail::engine<E, T, detail::wrt_list<X...>>(e, outs.data(), sizes.data(), ext).run();
+  };
+  if (const std::size_t staging = detail::staging_size(targets...); staging != 0) [[unlikely]] {
+    std::vector<T> area(staging);  // strided or column-major Eigen buffers (eval/targets.hpp)
+    return detail::through_staging(area.data(), run, targets...);
+  }
+  return run(targets...);
   }
 }
 

@@ -56,6 +56,11 @@ class program {
       using L = std::remove_cvref_t<decltype(leaf)>;
       if constexpr (L::is_variable && !L::is_array) ++size;
     });
+    // Staging for gradient buffers with strides or in column-major order (eval/targets.hpp).
+    staging_ = size;
+    detail::visit_arrays(e_, [&](const auto& leaf) {
+      if constexpr (std::remove_cvref_t<decltype(leaf)>::is_variable) size += leaf.size;
+    });
     size_ = size;
     node_.fill(nullptr);  // pointers into this object's e_, for plan only
     own_.assign(size_, T(0));
@@ -131,6 +136,7 @@ class program {
   template <std::size_t K>
   static constexpr bool outermost = detail::contains_var<top_t, detail::product_name<K>>::value;
   std::size_t scratch_ = 0;
+  std::size_t staging_ = 0;
   std::size_t size_ = 0;
   mutable std::vector<T> own_;  // the calls without a workspace argument use it
 
@@ -324,6 +330,17 @@ class program {
   template <class... X, class... T2>
   T grad_with(std::span<T> ws, const wrt_target<X, T2>&... t) const {
     check_workspace(ws);
+    if (detail::staging_size(t...) != 0) {  // a strided or column-major gradient buffer
+      const auto check = [](const auto& target) {
+        if constexpr (std::remove_cvref_t<decltype(target.var)>::is_array) {
+          if (target.size != target.var.size)
+            throw shape_error("tad::program::grad_into: gradient buffer of '" + std::string(target.var.name.view()) +
+                                  "'", target.var.size, target.size);
+        }
+      };
+      (check(t), ...);
+      return detail::through_staging(ws.data() + staging_, [&](const auto&... d) { return grad_with(ws, d...); }, t...);
+    }
     (detail::check_binding(e_, t.var, "tad::program::grad_into"), ...);
     const results r = bind(ws);
     forward<0>(e_, r);
@@ -356,46 +373,9 @@ class program {
 template <class E>
 program(const E&) -> program<E>;
 
-namespace detail {
-/// tad::value, evaluate, grad and grad_into of an expression that holds a product: a program
-/// built for the call (its workspace allocated per call; build a tad::program to reuse one).
-template <class E>
-struct products_api<E, std::enable_if_t<has_products_v<E>>> {
-  static auto value(const E& e) {
-    program<E> p(e);
-    if constexpr (is_array_v<E>) {
-      using T = value_type_t<E>;
-      const std::size_t rows = p.result_rows(), cols = p.result_cols();
-      if constexpr (rank_v<E> == 2) {
-        matrix<T> out(rows, cols);
-        p.evaluate(out);
-        return out;
-      } else {
-        std::vector<T> out(rows * cols);
-        p.evaluate(out);
-        return out;
-      }
-    } else {
-      return p.value();
-    }
-  }
-  template <class Out>
-  static void evaluate(const E& e, Out& out) {
-    program<E>(e).evaluate(out);
-  }
-  template <class... X>
-  static auto grad(const E& e, const X&... x) {
-    (check_binding(e, x, "tad::grad"), ...);
-    return program<E>(e).grad(x...);
-  }
-  template <class... X, class... T2>
-  static auto grad_into(const E& e, const wrt_target<X, T2>&... t) {
-    return program<E>(e).grad_into(t...);
-  }
-};
-}  // namespace detail
 
 }  // namespace tad
 
-// The backward members (each header includes this one).
+// The backward members and the entry points' specialization (each header includes this one).
+#include <tad/eval/program_api.hpp>
 #include <tad/eval/program_backward.hpp>
