@@ -180,6 +180,11 @@ constexpr auto grad(const E& e, const X&... x) {
   }
 }
 
+namespace detail {
+template <class E, class... X, class... T2>
+value_type_t<E> grad_into_staged(const E& e, const wrt_target<X, T2>&... t);
+}  // namespace detail
+
 /// Value of e; the gradients go into the caller's buffers given as `wrt(x, buffer)`. Allocates
 /// nothing (but a staging buffer for a strided or column-major Eigen buffer). Throws shape_error
 /// (before writing anything) if a buffer has the wrong length.
@@ -220,18 +225,24 @@ auto grad_into(const E& e, const wrt_target<X, T2>&... targets) {
     }
   };
   (check_target(targets), ...);
-  const auto run = [&](const auto&... t) {
-    std::array<T*, sizeof...(X) + 1> outs{t.data..., nullptr};
-    std::array<std::size_t, sizeof...(X) + 1> sizes{t.size..., 0};
-    return detail::engine<E, T, detail::wrt_list<X...>>(e, outs.data(), sizes.data(), ext).run();
-  };
-  if (const std::size_t staging = detail::staging_size(targets...); staging != 0) [[unlikely]] {
-    std::vector<T> area(staging);  // strided or column-major Eigen buffers (eval/targets.hpp)
-    return detail::through_staging(area.data(), run, targets...);
-  }
-  return run(targets...);
+  // Strided or column-major Eigen buffers (eval/targets.hpp): out of line, so that the common
+  // path's code is what it was without them.
+  if (detail::staging_size(targets...) != 0) [[unlikely]] return detail::grad_into_staged(e, targets...);
+  std::array<T*, sizeof...(X) + 1> outs{targets.data..., nullptr};
+  std::array<std::size_t, sizeof...(X) + 1> sizes{targets.size..., 0};
+  return detail::engine<E, T, detail::wrt_list<X...>>(e, outs.data(), sizes.data(), ext).run();
   }
 }
+
+namespace detail {
+/// grad_into with some targets staged (eval/targets.hpp): a staging buffer allocated for the
+/// call, grad_into on contiguous targets, then the copies into place.
+template <class E, class... X, class... T2>
+[[gnu::cold, gnu::noinline]] value_type_t<E> grad_into_staged(const E& e, const wrt_target<X, T2>&... t) {
+  std::vector<value_type_t<E>> area(staging_size(t...));
+  return through_staging(area.data(), [&](const auto&... d) { return tad::grad_into(e, d...); }, t...);
+}
+}  // namespace detail
 
 /// Vector-Jacobian product of the array expression e with the caller's seed:
 /// the gradients of `sum(seed * e)` with respect to x..., and that value.
