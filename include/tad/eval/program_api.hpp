@@ -10,9 +10,8 @@
 #include <type_traits>
 #include <vector>
 
-namespace tad {
+namespace tad::detail {
 
-namespace detail {
 /// The program is built for the call (its workspace allocated per call, and so the staging of
 /// a strided or column-major gradient buffer; build a tad::program to reuse one).
 template <class E>
@@ -49,6 +48,4 @@ struct products_api<E, std::enable_if_t<has_products_v<E>>> {
     return program<E>(e).grad_into(t...);
   }
 };
-}  // namespace detail
-
-}  // namespace tad
+}  // namespace tad::detail
