@@ -170,6 +170,38 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(zero_for_an_inner_product_and_for_an_operand_expre
   check(tad::sum(scoped), th);
 }
 
+// tad::zero for B (the right operand, a variable): its gradient buffer is zeroed, A's is the
+// rule's; and a product used twice with a rule that is not linear in dY (sign): each use runs
+// the rule on its own adjoint (not merged: computed twice), as the sum of two overrides would.
+BOOST_AUTO_TEST_CASE(zero_for_b_and_a_nonlinear_rule_used_twice) {
+  const dmat a = random_matrix(m_, k_, 24), w = random_matrix(k_, n_, 25);
+  const auto A = tad::var<"A">(a.v.data(), m_, k_);
+  const auto W = tad::var<"W">(w.v.data(), k_, n_);
+  const auto only_a = [](const auto& dy, const auto&, const auto& b, const auto&) {
+    return tad::adjoints{dy * b.transpose(), tad::zero{}};
+  };
+  tad::matrix<double> ga(m_, k_), gw(k_, n_);
+  for (double& g : gw) g = std::numeric_limits<double>::quiet_NaN();
+  (void)tad::grad_into(tad::sum(tad::override_gradients(tad::matmul(A, W), matmul_rule(only_a))), tad::wrt(A, ga),
+                       tad::wrt(W, gw));
+  dmat ones(m_, n_);
+  for (double& v : ones.v) v = 1;
+  BOOST_TEST(relative_error(gw, dmat(k_, n_)) == 0.0);
+  BOOST_TEST(relative_error(ga, product(ones, transposed(w))) <= 1e-13);
+
+  const auto sign_rule = [](const auto& dy, const auto& a2, const auto&, const auto&) {
+    return tad::adjoints{tad::zero{}, a2.transpose() * dy.cwiseSign()};
+  };
+  const auto P = tad::override_gradients(tad::matmul(tad::constant(a.v.data(), m_, k_), W), matmul_rule(sign_rule));
+  const tad::program p(tad::sum(tad::square(P)) - tad::sum(P) * 3.0);
+  BOOST_TEST(p.computed_products() == 2u);
+  (void)p.grad_into(tad::wrt(W, gw));
+  // Use 1: dY = 2P, sign(2P); use 2: dY = -3, sign -1. dW = A^T (sign(P) - 1).
+  dmat s = product(a, w);
+  for (double& v : s.v) v = (v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0) - 1.0;
+  BOOST_TEST(relative_error(gw, product(transposed(a), s)) <= 1e-13);
+}
+
 // outer(u, v) is A B with A = u as a column and B = v as a row; matrix-vector: B a column.
 BOOST_AUTO_TEST_CASE(outer_and_matrix_vector) {
   const dmat u = random_matrix(m_, 1, 15), v = random_matrix(1, n_, 16), c = random_matrix(m_, n_, 17);

@@ -46,6 +46,10 @@ struct expected {
   double value = 0;
   dmat dw1{d_in, d_hidden}, db1{1, d_hidden}, dw2{d_hidden, d_out};
 };
+dmat scaled_copy(dmat m, double s) {
+  for (double& x : m.v) x *= s;
+  return m;
+}
 struct knobs {
   double head_scale = 1, layer_scale = 1, w1_scale = 1, clip = 0;
   bool w2_gets = true;
@@ -311,6 +315,39 @@ BOOST_AUTO_TEST_CASE(a_repeated_training_step_allocates_nothing) {
   const long allocations = tad_test::alloc_counter::stop();
   BOOST_TEST(allocations == 0);
   BOOST_TEST(std::isfinite(sum));
+}
+
+// Staged buffers in a program: a variable the expression does not contain (its strided buffer
+// is zeroed, padding untouched), a block of a column-major matrix, a workspace full of NaN;
+// zero and negative strides are refused.
+BOOST_AUTO_TEST_CASE(staged_gradient_buffers_in_a_program) {
+  const dmat a = random_matrix(4, 3, 41), w = random_matrix(3, 2, 42);
+  const auto A = tad::constant(a.v.data(), 4, 3);
+  std::vector<double> wv = w.v;
+  const auto W = tad::var<"W">(wv.data(), 3, 2);
+  std::vector<double> zv(6, 1.0);
+  const auto Z = tad::var<"Z">(zv.data(), 2, 3);
+  const tad::program p(tad::sum(tad::square(tad::matmul(A, W))));
+  std::vector<double> ws(p.workspace_size(), std::numeric_limits<double>::quiet_NaN());
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Eigen::MatrixXd big = Eigen::MatrixXd::Constant(5, 4, nan);  // W's gradient in big's block (1, 1)
+  Eigen::MatrixXd gz = Eigen::MatrixXd::Constant(2, 3, nan);
+  auto block = big.block(1, 1, 3, 2);
+  (void)p.grad_into(ws, tad::wrt(W, block), tad::wrt(Z, gz));
+  const dmat y = product(a, w);
+  const dmat want = product(transposed(a), scaled_copy(y, 2.0));  // dW = A^T 2Y
+  for (Eigen::Index i = 0; i < 5; ++i)
+    for (Eigen::Index j = 0; j < 4; ++j) {
+      const bool inside = i >= 1 && i <= 3 && j >= 1 && j <= 2;
+      if (inside) BOOST_TEST(std::abs(big(i, j) - want(static_cast<std::size_t>(i - 1), static_cast<std::size_t>(j - 1))) <= 1e-12);
+      else BOOST_TEST(std::isnan(big(i, j)));
+    }
+  BOOST_TEST((gz.array() == 0.0).all());
+  // Strides that do not make distinct elements, or negative ones.
+  Eigen::Map<Eigen::VectorXd, 0, Eigen::InnerStride<>> repeated(gz.data(), 6, Eigen::InnerStride<>(0));
+  BOOST_CHECK_THROW((void)tad::wrt(tad::var<"v">(std::span<const double>(zv)), repeated), std::invalid_argument);
+  Eigen::Map<Eigen::MatrixXd, 0, Eigen::OuterStride<>> same_column(gz.data(), 2, 3, Eigen::OuterStride<>(0));
+  BOOST_CHECK_THROW((void)tad::wrt(Z, same_column), std::invalid_argument);
 }
 
 // A program's workspace holds the staging of a column-major gradient buffer: a repeated step

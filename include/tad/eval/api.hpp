@@ -68,18 +68,19 @@ constexpr auto wrt(const X& x, Buf&& buf) {
         // (row-major with an outer stride, column-major, a strided vector) through staging.
         const auto rs = detail::eigen_vector_v<B> ? buf.innerStride() : buf.rowStride();
         const auto cs = detail::eigen_vector_v<B> ? 1 : buf.colStride();
-        if (rs < 0 || cs < 0) {
-          throw std::invalid_argument("tad::wrt(x, buffer): an Eigen gradient buffer with a negative stride");
+        const std::size_t n_rows = detail::eigen_vector_v<B> ? rows * cols : rows;
+        const std::size_t n_cols = detail::eigen_vector_v<B> ? 1 : cols;
+        if (rs < 0 || cs < 0 || (n_rows > 1 && rs == 0) || (n_cols > 1 && cs == 0)) {
+          throw std::invalid_argument("tad::wrt(x, buffer): an Eigen gradient buffer with a negative or zero stride "
+                                      "(its elements would not be distinct)");
         }
-        const bool dense = detail::eigen_vector_v<B> ? rs <= 1 : cs == 1 && (rows <= 1 || static_cast<std::size_t>(rs) == cols);
+        const bool dense = n_cols <= 1 ? (n_rows <= 1 || rs == 1)
+                                       : cs == 1 && (n_rows <= 1 || static_cast<std::size_t>(rs) == n_cols);
         const bool shaped = !detail::eigen_vector_v<B>;
         if (dense || rows * cols == 0) return wrt_target<X, T>{x, buf.data(), rows * cols, shaped, rows, cols};
-        if constexpr (detail::eigen_vector_v<B>) {
-          return wrt_target<X, T>{x, buf.data(), rows * cols, false, rows * cols, 1, static_cast<std::size_t>(rs), 1};
-        } else {
-          return wrt_target<X, T>{x, buf.data(), rows * cols, true, rows, cols,
-                                  rs == 0 ? 1 : static_cast<std::size_t>(rs), static_cast<std::size_t>(cs)};
-        }
+        // (A stride along an extent of 1 is never used: 1 keeps row_stride nonzero, "staged".)
+        return wrt_target<X, T>{x, buf.data(), rows * cols, shaped, n_rows, n_cols, n_rows <= 1 ? 1 : static_cast<std::size_t>(rs),
+                                n_cols <= 1 ? 1 : static_cast<std::size_t>(cs)};
       }
     } else if constexpr (X::is_array) {
       constexpr bool ok = std::ranges::contiguous_range<Buf> && std::is_same_v<std::ranges::range_value_t<Buf>, T>;

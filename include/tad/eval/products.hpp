@@ -170,8 +170,7 @@ bool same_bits(const V& a, const V& b) {
     static_assert(sizeof(U) == sizeof(V));
     return std::bit_cast<U>(a) == std::bit_cast<U>(b);
   } else {
-    // Unique object representations: every byte is value (an overridden product's rule, a
-    // closure, is compared by what it captured).
+    // Unique object representations: every byte is value.
     // NOLINTNEXTLINE(bugprone-suspicious-memory-comparison)
     return std::memcmp(&a, &b, sizeof(V)) == 0;
   }

@@ -226,7 +226,9 @@ class program {
         if constexpr (!A::view) p.a = take(a[0] * a[1]), p.da = take(a[0] * a[1]);
         if constexpr (!B::view) p.b = take(b[0] * b[1]), p.db = take(b[0] * b[1]);
         alias_[k] = k;
-        if constexpr (outermost<k>) {
+        // Shared only when every rule in it is linear in the adjoint: the backward then runs
+        // once on the sum of the uses' adjoints (a clip or an overridden rule would not).
+        if constexpr (outermost<k> && detail::adjoint_linear<N>()) {
           constexpr auto flows = detail::flowing_products<E>();
           tag_[k] = &type_tag<N>;
           node_[k] = &n;
@@ -260,7 +262,7 @@ class program {
       use(detail::view_map<T>(lowered, rows, cols));
     } else {
       if constexpr (Evaluate) tad::evaluate(lowered, detail::ws_span(r.ws, buf, rows * cols));
-      use(detail::dense_map<T>(r.ws + buf, rows, cols));
+      use(detail::const_map<T>(r.ws + buf, rows, cols));
     }
   }
 
@@ -330,15 +332,29 @@ class program {
   template <class... X, class... T2>
   T grad_with(std::span<T> ws, const wrt_target<X, T2>&... t) const {
     check_workspace(ws);
-    if (detail::staging_size(t...) != 0) {  // a strided or column-major gradient buffer
-      const auto check = [](const auto& target) {
-        if constexpr (std::remove_cvref_t<decltype(target.var)>::is_array) {
-          if (target.size != target.var.size)
-            throw shape_error("tad::program::grad_into: gradient buffer of '" + std::string(target.var.name.view()) +
-                                  "'", target.var.size, target.size);
+    const auto check = [](const auto& target) {
+      if constexpr (std::remove_cvref_t<decltype(target.var)>::is_array) {
+        if (target.size != target.var.size)
+          throw shape_error("tad::program::grad_into: gradient buffer of '" + std::string(target.var.name.view()) + "'",
+                            target.var.size, target.size);
+      }
+    };
+    if constexpr (!(detail::contains_var<E, X::name>::value && ...)) {
+      // Variables E does not contain: a zero gradient, written here; the rest sees E's only
+      // (the workspace's scratch and staging are sized by E's variables).
+      (check(t), ...);
+      const auto present = [&](const auto& target) {
+        using V = std::remove_cvref_t<decltype(target.var)>;
+        if constexpr (detail::contains_var<E, V::name>::value) {
+          return std::tuple{target};
+        } else {
+          if constexpr (V::is_array) detail::fill_target(target, T(0)); else *target.data = T(0);
+          return std::tuple<>{};
         }
       };
-      (check(t), ...);
+      return std::apply([&](const auto&... p) { return grad_with(ws, p...); }, std::tuple_cat(present(t)...));
+    } else if (detail::staging_size(t...) != 0) {  // a strided or column-major gradient buffer
+      (check(t), ...);  // each staged share then fits: staging holds every variable of E
       return detail::through_staging(ws.data() + staging_, [&](const auto&... d) { return grad_with(ws, d...); }, t...);
     }
     (detail::check_binding(e_, t.var, "tad::program::grad_into"), ...);
@@ -351,7 +367,7 @@ class program {
     {
       std::size_t at = scratch_, j = 0;
       ((scratch[j++] = ws.data() + at, at += X::is_array ? t.size : 1), ...);
-      if (at > size_) throw std::invalid_argument("tad::program: a gradient target is not a variable of the expression");
+      if (at > staging_) throw std::logic_error("tad::program: scratch overflow");  // E's variables only
     }
     const T v = std::apply([&](const auto&... w) { return tad::grad_into(top, t..., w...); },
                            inner_product_targets<L, 0, products, X...>(r));

@@ -59,6 +59,17 @@ void copy_staged(const T* from, const wrt_target<X, T>& t) {
   }
 }
 
+/// Sets every element of t's gradient to v, in t's layout.
+template <class X, class T>
+void fill_target(const wrt_target<X, T>& t, T v) {
+  if (!staged(t)) {
+    for (std::size_t i = 0; i < t.size; ++i) t.data[i] = v;
+    return;
+  }
+  for (std::size_t r = 0; r < t.rows; ++r)
+    for (std::size_t c = 0; c < t.cols; ++c) t.data[r * t.row_stride + c * t.col_stride] = v;
+}
+
 /// `run(targets...)` with every staged target replaced by a contiguous one in `area`
 /// (`staging_size(t...)` elements, consecutive), then the staged gradients copied into place.
 template <class T, class Run, class... X>
