@@ -11,6 +11,7 @@
 #include <support/alloc_counter.hpp>
 #include <support/check.hpp>
 
+#include <algorithm>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -348,6 +349,57 @@ BOOST_AUTO_TEST_CASE(staged_gradient_buffers_in_a_program) {
   BOOST_CHECK_THROW((void)tad::wrt(tad::var<"v">(std::span<const double>(zv)), repeated), std::invalid_argument);
   Eigen::Map<Eigen::MatrixXd, 0, Eigen::OuterStride<>> same_column(gz.data(), 2, 3, Eigen::OuterStride<>(0));
   BOOST_CHECK_THROW((void)tad::wrt(Z, same_column), std::invalid_argument);
+}
+
+// A program checks the gradient buffers as tad::grad_into does, on its whole expression and
+// before it writes anything: shape, length, overlap with any input array (here A, which only a
+// product reads) or with the workspace.
+BOOST_AUTO_TEST_CASE(a_program_checks_gradient_buffers_before_writing) {
+  const dmat a = random_matrix(4, 3, 51), w = random_matrix(3, 2, 52);
+  std::vector<double> av = a.v, wv = w.v;
+  std::vector<double> host(10, 0.5);  // c is host[3, 7)
+  const auto A = tad::var<"A">(av.data(), 4, 3);
+  const auto W = tad::var<"W">(wv.data(), 3, 2);
+  const auto c = tad::var<"c">(std::span<const double>(host.data() + 3, 4));
+  const tad::program p(tad::sum(tad::square(tad::matmul(A, W))) + tad::sum(c));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> gc(4, nan);
+  const auto untouched = [&] { return std::all_of(gc.begin(), gc.end(), [](double g) { return std::isnan(g); }); };
+  const auto message = [&](auto&&... t) {
+    try {
+      (void)p.grad_into(tad::wrt(c, gc), t...);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("no exception");
+  };
+  tad::matrix<double> wrong(2, 3);
+  BOOST_TEST(message(tad::wrt(W, wrong)) == "tad::program::grad_into: gradient buffer of 'W' has shape 2 x 3, expected 3 x 2");
+  std::vector<double> short_buffer(5);
+  BOOST_TEST(message(tad::wrt(W, short_buffer)).starts_with("tad::program::grad_into: gradient buffer of 'W'"));
+  BOOST_TEST(untouched());
+  // W's gradient into A's data: A is read by the product's backward, after W's gradient would
+  // have been written there.
+  BOOST_TEST(message(tad::wrt(W, std::span<double>(av.data(), 6))) ==
+             "tad::program::grad_into: gradient buffer of 'W' overlaps an input array of the expression");
+  // A column-major buffer with an outer stride whose span holds c, though no element is c's.
+  Eigen::Map<Eigen::MatrixXd, 0, Eigen::OuterStride<>> strided(host.data(), 3, 2, Eigen::OuterStride<>(7));
+  BOOST_TEST(message(tad::wrt(W, strided)) ==
+             "tad::program::grad_into: gradient buffer of 'W' overlaps an input array of the expression");
+  BOOST_TEST(untouched());
+  std::vector<double> ws(p.workspace_size() + 6);
+  try {
+    (void)p.grad_into(ws, tad::wrt(c, gc), tad::wrt(W, std::span<double>(ws.data() + 1, 6)));
+    BOOST_FAIL("no exception");
+  } catch (const std::invalid_argument& e) {
+    BOOST_TEST(std::string(e.what()) == "tad::program::grad_into: gradient buffer of 'W' overlaps the workspace");
+  }
+  BOOST_TEST(untouched());
+  // The same buffers, apart: c's gradient is 1, W's 2 A^T (A W).
+  std::vector<double> gw(6, nan);
+  (void)p.grad_into(tad::wrt(c, gc), tad::wrt(W, gw));
+  BOOST_TEST(std::all_of(gc.begin(), gc.end(), [](double g) { return g == 1.0; }));
+  BOOST_TEST(relative_error(gw, product(transposed(a), scaled_copy(product(a, w), 2.0))) <= 1e-13);
 }
 
 // A program's workspace holds the staging of a column-major gradient buffer: a repeated step

@@ -330,60 +330,9 @@ class program {
   }
 
   template <class... X, class... T2>
-  T grad_with(std::span<T> ws, const wrt_target<X, T2>&... t) const {
-    check_workspace(ws);
-    const auto check = [](const auto& target) {
-      if constexpr (std::remove_cvref_t<decltype(target.var)>::is_array) {
-        if (target.size != target.var.size)
-          throw shape_error("tad::program::grad_into: gradient buffer of '" + std::string(target.var.name.view()) + "'",
-                            target.var.size, target.size);
-      }
-    };
-    if constexpr (!(detail::contains_var<E, X::name>::value && ...)) {
-      // Variables E does not contain: a zero gradient, written here; the rest sees E's only
-      // (the workspace's scratch and staging are sized by E's variables).
-      (check(t), ...);
-      const auto present = [&](const auto& target) {
-        using V = std::remove_cvref_t<decltype(target.var)>;
-        if constexpr (detail::contains_var<E, V::name>::value) {
-          return std::tuple{target};
-        } else {
-          if constexpr (V::is_array) detail::fill_target(target, T(0)); else *target.data = T(0);
-          return std::tuple<>{};
-        }
-      };
-      return std::apply([&](const auto&... p) { return grad_with(ws, p...); }, std::tuple_cat(present(t)...));
-    } else if (detail::staging_size(t...) != 0) {  // a strided or column-major gradient buffer
-      (check(t), ...);  // each staged share then fits: staging holds every variable of E
-      return detail::through_staging(ws.data() + staging_, [&](const auto&... d) { return grad_with(ws, d...); }, t...);
-    }
-    (detail::check_binding(e_, t.var, "tad::program::grad_into"), ...);
-    const results r = bind(ws);
-    forward<0>(e_, r);
-    const auto top = detail::lower<0>(e_, r);
-    using L = std::remove_cvref_t<decltype(top)>;
-    // Scratch for the targets, from the end of the products' buffers.
-    std::array<T*, sizeof...(X)> scratch{};
-    {
-      std::size_t at = scratch_, j = 0;
-      ((scratch[j++] = ws.data() + at, at += X::is_array ? t.size : 1), ...);
-      if (at > staging_) throw std::logic_error("tad::program: scratch overflow");  // E's variables only
-    }
-    const T v = std::apply([&](const auto&... w) { return tad::grad_into(top, t..., w...); },
-                           inner_product_targets<L, 0, products, X...>(r));
-    constexpr auto live = detail::live_products<E, X...>();
-    for (std::size_t k = 0; k < products; ++k) {
-      const std::size_t j = alias_[k];
-      if (j != k && live[k]) {
-        const std::size_t count = r.rows[k] * r.cols[k];
-        T* to = r.ws + layout_[j].dy;
-        const T* from = r.ws + layout_[k].dy;
-        for (std::size_t i = 0; i < count; ++i) to[i] += from[i];
-      }
-    }
-    backward<0>(e_, r, scratch, t...);
-    return v;
-  }
+  T grad_with(std::span<T> ws, const wrt_target<X, T2>&... t) const;
+  template <class... X>
+  T grad_checked(std::span<T> ws, const wrt_target<X, T>&... t) const;
 };
 
 template <class E>

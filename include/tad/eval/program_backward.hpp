@@ -192,8 +192,10 @@ void program<E>::operand_backward(const O& o, const results& r, std::size_t rows
       auto targets = [&]<std::size_t... J>(std::index_sequence<J...>) {
         return std::tuple_cat(wrt_scratch.template operator()<J>(t)...);
       }(std::index_sequence_for<X...>{});
-      const auto seed = std::span<const T>(r.ws + buf, rows * cols);
-      std::apply([&](const auto&... w) { (void)tad::vjp_into(lowered, seed, w...); },
+      // The vector-Jacobian product: the gradient of sum(seed * lowered), unchecked (the
+      // program sized and owns every buffer here).
+      const auto seeded = tad::dot(detail::seed_constant(std::span<const T>(r.ws + buf, rows * cols), lowered), lowered);
+      std::apply([&](const auto&... w) { (void)detail::run_gradient(seeded, detail::bind_extents(seeded), w...); },
                  std::tuple_cat(std::move(targets),
                                 inner_product_targets<L, Off, detail::count_products<I>(), X...>(r)));
       add_scratch<L>(scratch, t...);
@@ -253,6 +255,82 @@ void program<E>::backward(const N& n, const results& r, const std::array<T*, siz
       (backward<detail::child_offset<N, K, Off>()>(detail::child<K>(n), r, scratch, t...), ...);
     }(std::make_index_sequence<N::arity>{});
   }
+}
+
+/// The checks of grad_into's arguments, once per call, on the whole expression.
+template <class E>
+template <class... X, class... T2>
+auto program<E>::grad_with(std::span<T> ws, const wrt_target<X, T2>&... t) const -> T {
+  constexpr int problem = detail::grad_problem<E, X...>();
+  if constexpr (problem != 0) {
+    detail::report_grad_problem<problem, true, E, X...>();
+    return T(0);
+  } else if constexpr (!(std::is_same_v<T, T2> && ...)) {
+    static_assert(detail::always_false<E>, "tad::program::grad_into(wrt(x, buffer)...): every buffer must have "
+                                           "the expression's element type");
+    return T(0);
+  } else {
+    check_workspace(ws);
+    constexpr const char* api = "tad::program::grad_into";
+    (detail::check_binding(e_, t.var, api), ...);
+    (detail::check_target(e_, t, api), ...);
+    const auto apart = [&](const auto& target) {
+      if (detail::overlaps(target.data, detail::target_span(target), ws.data(), ws.size()))
+        detail::throw_target_overlap(api, std::remove_cvref_t<decltype(target.var)>::name.view(), "the workspace");
+    };
+    (apart(t), ...);
+    return grad_checked(ws, t...);
+  }
+}
+
+/// grad_with after its checks: the targets of variables E lacks and staged targets first; then
+/// the forward, the engine on the expression around the products (its value, the gradients of
+/// the variables it holds and the outermost products' adjoints), and the products' backward.
+template <class E>
+template <class... X>
+auto program<E>::grad_checked(std::span<T> ws, const wrt_target<X, T>&... t) const -> T {
+  if constexpr (!(detail::contains_var<E, X::name>::value && ...)) {
+    // Variables E does not contain: a zero gradient, written here; the rest sees E's only
+    // (the workspace's scratch and staging are sized by E's variables).
+    const auto present = [&](const auto& target) {
+      using V = std::remove_cvref_t<decltype(target.var)>;
+      if constexpr (detail::contains_var<E, V::name>::value) {
+        return std::tuple{target};
+      } else {
+        if constexpr (V::is_array) detail::fill_target(target, T(0)); else *target.data = T(0);
+        return std::tuple<>{};
+      }
+    };
+    return std::apply([&](const auto&... p) { return grad_checked(ws, p...); }, std::tuple_cat(present(t)...));
+  } else if (detail::staging_size(t...) != 0) {  // a strided or column-major gradient buffer
+    // (Each staged share fits: staging holds every variable of E.)
+    return detail::through_staging(ws.data() + staging_, [&](const auto&... d) { return grad_checked(ws, d...); }, t...);
+  }
+  const results r = bind(ws);
+  forward<0>(e_, r);
+  const auto top = detail::lower<0>(e_, r);
+  using L = std::remove_cvref_t<decltype(top)>;
+  // Scratch for the targets, from the end of the products' buffers.
+  std::array<T*, sizeof...(X)> scratch{};
+  {
+    std::size_t at = scratch_, j = 0;
+    ((scratch[j++] = ws.data() + at, at += X::is_array ? t.size : 1), ...);
+    if (at > staging_) throw std::logic_error("tad::program: scratch overflow");  // E's variables only
+  }
+  const T v = std::apply([&](const auto&... w) { return detail::run_gradient(top, detail::bind_extents(top), t..., w...); },
+                         inner_product_targets<L, 0, products, X...>(r));
+  constexpr auto live = detail::live_products<E, X...>();
+  for (std::size_t k = 0; k < products; ++k) {
+    const std::size_t j = alias_[k];
+    if (j != k && live[k]) {
+      const std::size_t count = r.rows[k] * r.cols[k];
+      T* to = r.ws + layout_[j].dy;
+      const T* from = r.ws + layout_[k].dy;
+      for (std::size_t i = 0; i < count; ++i) to[i] += from[i];
+    }
+  }
+  backward<0>(e_, r, scratch, t...);
+  return v;
 }
 
 }  // namespace tad
