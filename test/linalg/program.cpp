@@ -260,6 +260,33 @@ BOOST_AUTO_TEST_CASE(column_major_gradient_buffers_without_products) {
   BOOST_CHECK_THROW((void)tad::wrt(flat, reversed), std::invalid_argument);
 }
 
+// A vector variable's gradient into Eigen matrices (column-major, Eigen's default): one column
+// or one row is the vector, written in place; several rows and columns are a shape_error.
+BOOST_AUTO_TEST_CASE(eigen_matrix_buffers_for_a_vector_variable) {
+  std::vector<double> xv{0.5, -1.0, 2.0, 0.25, 3.0}, cv{1, 2, 3, 4, 5};
+  const auto x = tad::var<"x">(std::span<const double>(xv));
+  const auto e = tad::sum(tad::square(x) * tad::constant(std::span<const double>(cv)));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Eigen::MatrixXd column = Eigen::MatrixXd::Constant(5, 1, nan), row = Eigen::MatrixXd::Constant(1, 5, nan);
+  (void)tad::grad_into(e, tad::wrt(x, column));
+  (void)tad::grad_into(e, tad::wrt(x, row));
+  for (Eigen::Index i = 0; i < 5; ++i) {
+    const double want = 2 * xv[static_cast<std::size_t>(i)] * cv[static_cast<std::size_t>(i)];  // d/dx c x^2
+    BOOST_TEST(column(i, 0) == want);
+    BOOST_TEST(row(0, i) == want);
+  }
+  std::vector<double> six(6, 1.0);
+  const auto y = tad::var<"y">(std::span<const double>(six));
+  Eigen::MatrixXd square(2, 3);
+  try {
+    (void)tad::wrt(y, square);
+    BOOST_FAIL("no shape_error");
+  } catch (const tad::shape_error& err) {
+    BOOST_TEST(std::string(err.what()) == "tad::wrt(x, buffer): the gradient buffer of vector 'y' is a 2 x 3 matrix; pass "
+                                          "a vector, or a matrix of one row or one column");
+  }
+}
+
 BOOST_AUTO_TEST_CASE(shape_errors_name_both_shapes) {
   std::vector<double> a(15), b(28);
   const auto va = tad::var<"A">(a.data(), 3, 5);

@@ -27,6 +27,16 @@
 namespace tad {
 
 namespace detail {
+/// wrt's error for a vector variable's Eigen buffer of several rows and columns.
+[[noreturn]] [[gnu::cold]] [[gnu::noinline]] inline void throw_vector_buffer_shape(std::string_view name,
+                                                                             std::size_t size, std::size_t rows,
+                                                                             std::size_t cols) {
+  throw shape_error::with_message("tad::wrt(x, buffer): the gradient buffer of vector '" + std::string(name) +
+                                      "' is a " + shape_string(rows, cols) +
+                                      " matrix; pass a vector, or a matrix of one row or one column",
+                                  size, rows * cols);
+}
+
 /// The entry points for an expression that holds a matrix product: eval/program.hpp specializes
 /// this (`<tad/linalg.hpp>`, which needs Eigen); without it, this error.
 template <class E, class = void>
@@ -39,9 +49,11 @@ struct products_api {
 /// `wrt(x, buffer)`: write the gradient of array variable x into `buffer` (same length as x);
 /// for a matrix variable, `buffer` is a tad::matrix of its shape, an Eigen matrix or Map of its
 /// shape (row- or column-major, with strides), or any contiguous storage of rows * cols
-/// elements, written row-major; `wrt(s, out)`: write the gradient of scalar variable s into
-/// `out`. An Eigen buffer that is not contiguous row-major gets the gradient through a staging
-/// buffer (eval/targets.hpp): tad::grad_into allocates it per call, a tad::program holds it.
+/// elements, written row-major; for a vector variable, an Eigen vector or a one-row or
+/// one-column Eigen matrix (another Eigen matrix is a shape_error) or any contiguous storage;
+/// `wrt(s, out)`: write the gradient of scalar variable s into `out`. An Eigen buffer that is
+/// not contiguous row-major gets the gradient through a staging buffer (eval/targets.hpp):
+/// tad::grad_into allocates it per call, a tad::program holds it.
 template <class X, class Buf>
 constexpr auto wrt(const X& x, Buf&& buf) {
   using invalid = wrt_target<detail::invalid_expression, double>;
@@ -64,6 +76,9 @@ constexpr auto wrt(const X& x, Buf&& buf) {
         return invalid{};
       } else {
         const auto rows = static_cast<std::size_t>(buf.rows()), cols = static_cast<std::size_t>(buf.cols());
+        if constexpr (detail::leaf_rank<X>() != 2 && !detail::eigen_vector_v<B>) {
+          if (rows > 1 && cols > 1) detail::throw_vector_buffer_shape(X::name.view(), x.size, rows, cols);
+        }
         // Strides in elements: contiguous row-major is written in place, any other layout
         // (row-major with an outer stride, column-major, a strided vector) through staging.
         const auto rs = detail::eigen_vector_v<B> ? buf.innerStride() : buf.rowStride();
