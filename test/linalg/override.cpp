@@ -137,6 +137,47 @@ BOOST_AUTO_TEST_CASE(a_transposed_operand) {
   BOOST_TEST(relative_error(gx, product(w, dy)) <= tolerance<double>(m_));
 }
 
+// An overridden product in a program whose gradient buffers go through staging: a block of a
+// column-major matrix (A's gradient, written by the rule through the operand's path) and a
+// strided vector (b's, from the engine's run around the product). Padding stays NaN.
+BOOST_AUTO_TEST_CASE(an_overridden_product_with_staged_gradient_buffers) {
+  const dmat a = random_matrix(m_, k_, 21), x = random_matrix(k_, n_, 22), t = random_matrix(m_, n_, 23);
+  std::vector<double> av = a.v, bv(n_, 0.25);
+  const auto A = tad::var<"A">(av.data(), m_, k_);
+  const auto X = tad::constant(x.v.data(), k_, n_);
+  const auto b = tad::var<"b">(std::span<const double>(bv));
+  const auto Tg = tad::constant(t.v.data(), m_, n_);
+  const auto tripled = [](const auto& dy, const auto& lhs, const auto& rhs, const auto&) {
+    return tad::adjoints{3.0 * (dy * rhs.transpose()), lhs.transpose() * dy};
+  };
+  const tad::program p(tad::sum(tad::square(tad::override_gradients(tad::matmul(A, X), matmul_rule(tripled)) + b - Tg)) * 0.5);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Eigen::MatrixXd big = Eigen::MatrixXd::Constant(m_ + 2, k_ + 1, nan);  // A's gradient in the block (1, 1)
+  auto block = big.block(1, 1, m_, k_);
+  Eigen::VectorXd host = Eigen::VectorXd::Constant(2 * n_, nan);  // b's gradient at every other element
+  Eigen::Map<Eigen::VectorXd, 0, Eigen::InnerStride<2>> gb(host.data(), n_);
+  std::vector<double> ws(p.workspace_size(), nan);
+  (void)p.grad_into(ws, tad::wrt(A, block), tad::wrt(b, gb));
+  // Y = A X + b (b added to every row), dY = Y - T; dA = 3 dY X^T (the rule), db = column sums of dY.
+  dmat y = product(a, x);
+  for (std::size_t i = 0; i < m_; ++i)
+    for (std::size_t j = 0; j < n_; ++j) y(i, j) += bv[j];
+  const dmat dy = residual(y, t);
+  const dmat want = scaled(product(dy, transposed(x)), 3.0);
+  for (Eigen::Index i = 0; i < big.rows(); ++i)
+    for (Eigen::Index j = 0; j < big.cols(); ++j) {
+      const bool inside = i >= 1 && i <= static_cast<Eigen::Index>(m_) && j >= 1 && j <= static_cast<Eigen::Index>(k_);
+      if (inside) BOOST_TEST(std::abs(big(i, j) - want(static_cast<std::size_t>(i - 1), static_cast<std::size_t>(j - 1))) <= 1e-12);
+      else BOOST_TEST(std::isnan(big(i, j)));
+    }
+  for (std::size_t j = 0; j < n_; ++j) {
+    double s = 0;
+    for (std::size_t i = 0; i < m_; ++i) s += dy(i, j);
+    BOOST_TEST(std::abs(host(static_cast<Eigen::Index>(2 * j)) - s) <= 1e-12);
+    BOOST_TEST(std::isnan(host(static_cast<Eigen::Index>(2 * j + 1))));
+  }
+}
+
 // tad::zero for an operand: an inner product's adjoint is zeroed (not left from the
 // workspace), an operand expression gets nothing. The workspace is full of NaN.
 BOOST_AUTO_TEST_CASE_TEMPLATE(zero_for_an_inner_product_and_for_an_operand_expression, T, tad_test::reals) {
