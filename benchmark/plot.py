@@ -19,7 +19,6 @@ this script needs it (doc/decisions.md 43), never the build or the tests.
 """
 
 import argparse
-import json
 import os
 import re
 import statistics
@@ -27,37 +26,14 @@ import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ratios import UNIT_NS, split_name  # noqa: E402  (same folder, standard library only)
-
-
-def file_times(path, metric):
-    """{(workload, N, variant): median time in ns} of one Google Benchmark JSON file."""
-    with open(path) as f:
-        data = json.load(f)
-    samples, medians = defaultdict(list), {}
-    for b in data.get("benchmarks", []):
-        if b.get("error_occurred"):
-            print(f"plot.py: {path}: {b.get('name')}: {b.get('error_message')}", file=sys.stderr)
-            continue
-        parts = split_name(b.get("run_name", b["name"]))
-        if parts is None:
-            continue
-        t = b[metric] * UNIT_NS[b.get("time_unit", "ns")]
-        if b.get("run_type", "iteration") == "aggregate":
-            if b.get("aggregate_name") == "median":
-                medians[parts] = t
-        else:
-            samples[parts].append(t)
-    times = {k: statistics.median(v) for k, v in samples.items()}
-    times.update(medians)
-    return times
+from ratios import file_times  # noqa: E402  (same folder, standard library only)
 
 
 def ratios(paths, tad, baselines, metric, pattern):
     """{(workload, N): {baseline: median over files of tad / baseline}}, in first-seen order."""
     found = defaultdict(lambda: defaultdict(list))
     for path in paths:
-        times = file_times(path, metric)
+        times, _ = file_times(path, metric)
         for (workload, variant, n), t in times.items():
             if variant != tad or (pattern and not re.search(pattern, f"{workload}/{n}")):
                 continue

@@ -12,7 +12,9 @@ group tad / xsimd and tad / scalar, then tad / every other baseline present (e.g
 Variants whose name starts with "tad" (e.g. W5_tadtuple) get their own row, "W5:tadtuple".
 
 Each time is the median over repetitions: the "median" aggregate when the file has one, else
-the median of the individual repetitions. The default metric is cpu_time, which on a shared
+the median of the individual repetitions. With several files (several runs of one binary),
+each ratio is taken inside one file (one process) and the median over files is printed (as
+plot.py and processes.py do); pooling samples across processes mixed their spreads. The default metric is cpu_time, which on a shared
 machine is less disturbed by other processes than real_time (both are single-threaded here).
 
 --check-targets prints whether the targets of doc/benchmarks.md are met (N = 100000, double;
@@ -53,34 +55,58 @@ def split_name(run_name):
     return workload, variant, (args or None)
 
 
-def load(paths, metric):
-    """{(workload, N): {variant: median time in ns}}, and the context of the first file."""
-    samples = defaultdict(list)   # (workload, N, variant) -> repetition times
-    medians = {}                  # (workload, N, variant) -> median aggregate
-    context = None
-    for path in paths:
-        with open(path) as f:
-            data = json.load(f)
-        context = context or data.get("context", {})
-        for b in data.get("benchmarks", []):
-            if b.get("error_occurred"):
-                print(f"warning: {b.get('name')}: {b.get('error_message')}", file=sys.stderr)
-                continue
-            parts = split_name(b.get("run_name", b["name"]))
-            if parts is None:
-                continue
-            t = b[metric] * UNIT_NS[b.get("time_unit", "ns")]
-            kind = b.get("run_type", "iteration")
-            if kind == "aggregate":
-                if b.get("aggregate_name") == "median":
-                    medians[parts] = t
-            else:
-                samples[parts].append(t)
-    times = defaultdict(dict)
-    for key in set(samples) | set(medians):
-        w, v, n = key
-        times[(w, n)][v] = medians[key] if key in medians else statistics.median(samples[key])
-    return times, context
+def file_times(path, metric):
+    """{(workload, variant, N): median time in ns} of one Google Benchmark JSON file, and its
+    context: each time the file's "median" aggregate when it has one, else the median of the
+    file's repetitions."""
+    with open(path) as f:
+        data = json.load(f)
+    samples, medians = defaultdict(list), {}
+    for b in data.get("benchmarks", []):
+        if b.get("error_occurred"):
+            print(f"warning: {path}: {b.get('name')}: {b.get('error_message')}", file=sys.stderr)
+            continue
+        parts = split_name(b.get("run_name", b["name"]))
+        if parts is None:
+            continue
+        t = b[metric] * UNIT_NS[b.get("time_unit", "ns")]
+        if b.get("run_type", "iteration") == "aggregate":
+            if b.get("aggregate_name") == "median":
+                medians[parts] = t
+        else:
+            samples[parts].append(t)
+    times = {k: statistics.median(v) for k, v in samples.items()}
+    times.update(medians)
+    return times, data.get("context", {})
+
+
+class Times:
+    """The files' times by (workload, N) and variant. A ratio is taken inside each file (one
+    process: the spread between processes is larger than inside one, processes.py) and the
+    median over the files that have both variants; only when no file has both is it the ratio
+    of the two variants' medians over the files."""
+
+    def __init__(self, paths, metric):
+        self.files = []
+        self.context = None
+        for path in paths:
+            times, context = file_times(path, metric)
+            self.files.append(times)
+            self.context = self.context or context
+        pooled = defaultdict(list)
+        for times in self.files:
+            for key, t in times.items():
+                pooled[key].append(t)
+        self.medians = defaultdict(dict)  # (workload, N) -> {variant: median over files}
+        for (w, v, n), ts in pooled.items():
+            self.medians[(w, n)][v] = statistics.median(ts)
+
+    def ratio(self, w, n, a, b):
+        """a's time over b's for workload w at N."""
+        per_file = [t[(w, a, n)] / t[(w, b, n)] for t in self.files if (w, a, n) in t and (w, b, n) in t]
+        if per_file:
+            return statistics.median(per_file)
+        return self.medians[(w, n)][a] / self.medians[(w, n)][b]
 
 
 def size_key(n):
@@ -102,7 +128,8 @@ def main():
     ap.add_argument("--check-targets", action="store_true", help="check the targets at N = 100000")
     args = ap.parse_args()
 
-    times, context = load(args.files, args.metric)
+    data = Times(args.files, args.metric)
+    times = data.medians
     if not times:
         sys.exit("ratios.py: no benchmarks named <workload>_<variant>[/<N>] in the input")
 
@@ -114,26 +141,27 @@ def main():
         bases = {v: x for v, x in t.items() if not v.startswith("tad")}
         others = sorted(v for v in bases if v not in ("xsimd", "scalar"))
         for v in sorted((v for v in t if v.startswith("tad")), key=lambda v: (v != "tad", v)):
-            rows.append((w if v == "tad" else f"{w}:{v}", n, {**bases, "tad": t[v]}, others))
+            against = {b: data.ratio(w, n, v, b) for b in bases}
+            rows.append((w if v == "tad" else f"{w}:{v}", n, t[v], against, others))
 
     if args.markdown:
-        extra = sorted({v for _, _, _, o in rows for v in o})
+        extra = sorted({v for *_, o in rows for v in o})
         head = ["workload", "N", "tad", "tad / xsimd", "tad / scalar"] + [f"tad / {v}" for v in extra]
         print("| " + " | ".join(head) + " |")
         print("|" + "|".join(["---"] * 2 + ["---:"] * (len(head) - 2)) + "|")
-        for w, n, t, _ in rows:
-            cells = [w, n or "-", fmt_time(t["tad"])]
+        for w, n, tad, r, _ in rows:
+            cells = [w, n or "-", fmt_time(tad)]
             for v in ["xsimd", "scalar"] + extra:
-                cells.append(f"{t['tad'] / t[v]:.2f}" if v in t else "")
+                cells.append(f"{r[v]:.2f}" if v in r else "")
             print("| " + " | ".join(cells) + " |")
     else:
-        print(f"metric: {args.metric}, median over repetitions")
+        print(f"metric: {args.metric}, median over repetitions; ratios inside each file, median over files")
         print(f"{'workload':<14} {'N':>9} {'tad':>10} {'tad/xsimd':>10} {'tad/scalar':>11}  others")
-        for w, n, t, others in rows:
-            rx = f"{t['tad'] / t['xsimd']:.2f}" if "xsimd" in t else "-"
-            rs = f"{t['tad'] / t['scalar']:.2f}" if "scalar" in t else "-"
-            rest = "  ".join(f"tad/{v} {t['tad'] / t[v]:.2f}" for v in others)
-            print(f"{w:<14} {n or '-':>9} {fmt_time(t['tad']):>10} {rx:>10} {rs:>11}  {rest}")
+        for w, n, tad, r, others in rows:
+            rx = f"{r['xsimd']:.2f}" if "xsimd" in r else "-"
+            rs = f"{r['scalar']:.2f}" if "scalar" in r else "-"
+            rest = "  ".join(f"tad/{v} {r[v]:.2f}" for v in others)
+            print(f"{w:<14} {n or '-':>9} {fmt_time(tad):>10} {rx:>10} {rs:>11}  {rest}")
 
     if args.check_targets:
         print()
@@ -144,7 +172,7 @@ def main():
             if not t or tv not in t or base not in t:
                 print(f"{label} (N = {n or '-'}): not measured")
                 continue
-            r = t[tv] / t[base]
+            r = data.ratio(w, n, tv, base)
             verdict = "met" if r <= limit else "MISSED"
             print(f"{label} (N = {n or '-'}): {tv} / {base} = {r:.2f}, target <= {limit:.2f}: {verdict}")
 
