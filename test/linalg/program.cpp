@@ -275,6 +275,12 @@ BOOST_AUTO_TEST_CASE(eigen_matrix_buffers_for_a_vector_variable) {
     BOOST_TEST(column(i, 0) == want);
     BOOST_TEST(row(0, i) == want);
   }
+  // A matrix variable without rows and its column-major buffer (Eigen's strides of an empty
+  // matrix are 0): nothing to write, no error.
+  std::vector<double> none;
+  const auto empty = tad::var<"E">(none.data(), 0, 3);
+  Eigen::MatrixXd no_rows(0, 3);
+  BOOST_CHECK_NO_THROW((void)tad::grad_into(tad::sum(empty), tad::wrt(empty, no_rows)));
   std::vector<double> six(6, 1.0);
   const auto y = tad::var<"y">(std::span<const double>(six));
   Eigen::MatrixXd square(2, 3);
@@ -422,11 +428,21 @@ BOOST_AUTO_TEST_CASE(a_program_checks_gradient_buffers_before_writing) {
     BOOST_TEST(std::string(e.what()) == "tad::program::grad_into: gradient buffer of 'W' overlaps the workspace");
   }
   BOOST_TEST(untouched());
-  // The same buffers, apart: c's gradient is 1, W's 2 A^T (A W).
-  std::vector<double> gw(6, nan);
-  (void)p.grad_into(tad::wrt(c, gc), tad::wrt(W, gw));
+  // The same buffers, apart: c's gradient is 1, W's 2 A^T (A W); W's in the tail of a larger
+  // workspace, which the program does not use.
+  (void)p.grad_into(ws, tad::wrt(c, gc), tad::wrt(W, std::span<double>(ws.data() + p.workspace_size(), 6)));
+  const std::vector<double> gw(ws.begin() + static_cast<std::ptrdiff_t>(p.workspace_size()), ws.end());
   BOOST_TEST(std::all_of(gc.begin(), gc.end(), [](double g) { return g == 1.0; }));
   BOOST_TEST(relative_error(gw, product(transposed(a), scaled_copy(product(a, w), 2.0))) <= 1e-13);
+  // The expression around the products is shape-checked when the program is built (A W is
+  // 4 x 2, the constant 3 x 3), not at a call that might first zero an absent variable's buffer.
+  std::vector<double> nine(9, 1.0);
+  try {
+    const tad::program bad(tad::sum(tad::matmul(A, W) * tad::constant(nine.data(), 3, 3)));
+    BOOST_FAIL("no shape_error");
+  } catch (const tad::shape_error& e) {
+    BOOST_TEST(std::string(e.what()).find("differ in shape") != std::string::npos);
+  }
 }
 
 // A program's workspace holds the staging of a column-major gradient buffer: a repeated step

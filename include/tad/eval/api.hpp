@@ -85,7 +85,7 @@ constexpr auto wrt(const X& x, Buf&& buf) {
         const auto cs = detail::eigen_vector_v<B> ? 1 : buf.colStride();
         const std::size_t n_rows = detail::eigen_vector_v<B> ? rows * cols : rows;
         const std::size_t n_cols = detail::eigen_vector_v<B> ? 1 : cols;
-        if (rs < 0 || cs < 0 || (n_rows > 1 && rs == 0) || (n_cols > 1 && cs == 0)) {
+        if (rows * cols != 0 && (rs < 0 || cs < 0 || (n_rows > 1 && rs == 0) || (n_cols > 1 && cs == 0))) {
           throw std::invalid_argument("tad::wrt(x, buffer): an Eigen gradient buffer with a negative or zero stride "
                                       "(its elements would not be distinct)");
         }

@@ -47,6 +47,9 @@ class program {
   explicit program(const E& e) : e_(e) {
     std::size_t size = 0;
     plan<0>(e_, size);
+    // The expression around the products is checked here too, so that a call never writes a
+    // gradient (a variable's zero, an absent one's) before finding a shape error.
+    if constexpr (!detail::is_leaf_v<top_t>) (void)detail::bind_extents(detail::lower<0>(e_, shapes_));
     // Scratch for the variables' shares from operand expressions: at most every variable.
     scratch_ = size;
     detail::visit_arrays(e_, [&](const auto& leaf) {

@@ -275,7 +275,7 @@ auto program<E>::grad_with(std::span<T> ws, const wrt_target<X, T2>&... t) const
     (detail::check_binding(e_, t.var, api), ...);
     (detail::check_target(e_, t, api), ...);
     const auto apart = [&](const auto& target) {
-      if (detail::overlaps(target.data, detail::target_span(target), ws.data(), ws.size()))
+      if (detail::overlaps(target.data, detail::target_span(target), ws.data(), std::min(ws.size(), size_)))
         detail::throw_target_overlap(api, std::remove_cvref_t<decltype(target.var)>::name.view(), "the workspace");
     };
     (apart(t), ...);
