@@ -7,8 +7,14 @@
 
 #include <support/check.hpp>
 
+#include <Eigen/Core>
+
+#include <algorithm>
 #include <array>
+#include <cmath>
+#include <limits>
 #include <span>
+#include <vector>
 
 namespace {
 
@@ -199,6 +205,120 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(products_of_products_and_of_expressions, T, tad_te
         if (e.m * e.k * e.n <= 20000) check_central(loss, sa, ga, 16);
       }
     }
+  }
+}
+
+/// Operand expressions the program renames to one form (eval/canonical.hpp) and whose products
+/// are not the expression's first: L1 = sum(square(tanh(X W1 + b) tanh(U W2 + c) - C)) + sum(b * b)
+/// (the right operand's product is product 1: its shape and buffer were once read from product
+/// 0's), and L2 = sum(square((tanh(X W1 + b) * b) V - C)) (b twice in one operand: one gradient).
+/// Every gradient against central differences of the value.
+BOOST_AUTO_TEST_CASE(operands_of_one_form_and_products_after_the_first) {
+  constexpr std::size_t m = 5, p = 3, k = 6, q = 4, n = 7;
+  stored<double> sx(random_matrix(m, p, 40), layout::row), sw1(random_matrix(p, k, 41, 0.7), layout::row);
+  stored<double> su(random_matrix(k, q, 42), layout::row), sw2(random_matrix(q, n, 43, 0.7), layout::col);
+  stored<double> sb(random_matrix(1, k, 44, 0.5), layout::row), sc(random_matrix(1, n, 45, 0.5), layout::row);
+  stored<double> sv(random_matrix(k, n, 46, 0.7), layout::strided), sy(random_matrix(m, n, 47), layout::row);
+  const auto X = constant_of<layout::row>(sx);
+  const auto U = constant_of<layout::row>(su);
+  const auto W1 = var_of<"W1", layout::row>(sw1);
+  const auto W2 = var_of<"W2", layout::col>(sw2);
+  const auto V = var_of<"V", layout::strided>(sv);
+  const auto b = tad::var<"b">(std::span<const double>(sb.data, k));
+  const auto c = tad::var<"c">(std::span<const double>(sc.data, n));
+  const auto C = constant_of<layout::row>(sy);
+  const auto left = tad::tanh(tad::matmul(X, W1) + b);
+  {
+    const auto loss = tad::sum(tad::square(tad::matmul(left, tad::tanh(tad::matmul(U, W2) + c)) - C)) + tad::sum(b * b);
+    const auto [v, gw1, gw2, gb, gc] = tad::grad(loss, W1, W2, b, c);
+    BOOST_TEST(std::abs(v - tad::value(loss)) <= 1e-12 * std::max(1.0, std::abs(v)));
+    check_central(loss, sw1, gw1, 48);
+    check_central(loss, sw2, gw2, 49);
+    check_central(loss, sb, gb, 50);
+    check_central(loss, sc, gc, 51);
+  }
+  {
+    const auto loss = tad::sum(tad::square(tad::matmul(left * b, V) - C));
+    const auto [v, gw1, gb, gv] = tad::grad(loss, W1, b, V);
+    (void)v;
+    check_central(loss, sw1, gw1, 52);
+    check_central(loss, sb, gb, 53);
+    check_central(loss, sv, gv, 54);
+  }
+}
+
+namespace {
+/// An m x n matrix in a padded buffer (leading dimension ld = inner extent + 3), row- or
+/// column-major, as a read-only Eigen map with an outer stride.
+template <bool RowMajor>
+struct padded {
+  using matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, RowMajor ? Eigen::RowMajor : Eigen::ColMajor>;
+  std::vector<double> buf;
+  Eigen::Map<const matrix, 0, Eigen::OuterStride<>> map;
+  padded(const dmat& a, std::size_t ld)
+      : buf(std::max<std::size_t>(1, (RowMajor ? a.rows : a.cols) * ld), std::nan("")),
+        map(buf.data(), static_cast<Eigen::Index>(a.rows), static_cast<Eigen::Index>(a.cols),
+            Eigen::OuterStride<>(static_cast<Eigen::Index>(ld))) {
+    for (std::size_t i = 0; i < a.rows; ++i)
+      for (std::size_t j = 0; j < a.cols; ++j) buf[RowMajor ? i * ld + j : j * ld + i] = a(i, j);
+  }
+};
+
+/// detail::assign_product<Add>(d, a * b) against the plain loop: d = (Add ? d0 : 0) + A B.
+template <bool Add, class MA, class MB>
+void check_assign_product(const MA& a, const MB& b, const dmat& da, const dmat& db, const dmat& d0) {
+  dmat want = product(da, db);
+  if constexpr (Add) {
+    for (std::size_t i = 0; i < want.v.size(); ++i) want.v[i] += d0.v[i];
+  }
+  std::vector<double> out(d0.v);
+  Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> d(
+      out.data(), static_cast<Eigen::Index>(d0.rows), static_cast<Eigen::Index>(d0.cols));
+  tad::detail::assign_product<Add>(d, a * b);
+  double err = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const double diff = std::abs(out[i] - want.v[i]);
+    err = std::isnan(diff) ? std::numeric_limits<double>::infinity() : std::max(err, diff);  // a padding NaN read
+  }
+  BOOST_TEST(err <= 1e-12 * std::max<double>(1.0, static_cast<double>(da.cols)), "max error " << err);
+}
+
+template <bool RA, bool RB, bool TA, bool TB>
+void check_kernel_layouts(std::size_t m, std::size_t k, std::size_t n) {
+  BOOST_TEST_CONTEXT(m << "x" << k << "x" << n << ", A " << (RA ? "row" : "col") << (TA ? "^T" : "") << ", B "
+                       << (RB ? "row" : "col") << (TB ? "^T" : "")) {
+    const dmat a = random_matrix(m, k, 60), b = random_matrix(k, n, 61), d0 = random_matrix(m, n, 62);
+    // A (or A^T, stored, then transposed back) with a padded leading dimension.
+    const dmat sa = TA ? transposed(a) : a, sb = TB ? transposed(b) : b;
+    const padded<RA> pa(sa, (RA ? sa.cols : sa.rows) + 3);
+    const padded<RB> pb(sb, (RB ? sb.cols : sb.rows) + 3);
+    const auto ea = [&] {
+      if constexpr (TA) return pa.map.transpose(); else return pa.map;
+    }();
+    const auto eb = [&] {
+      if constexpr (TB) return pb.map.transpose(); else return pb.map;
+    }();
+    check_assign_product<false>(ea, eb, a, b, d0);
+    check_assign_product<true>(ea, eb, a, b, d0);
+  }
+}
+}  // namespace
+
+/// Eigen's GEMM and GEMV kernels as tad calls them (eval/eigen_products.hpp), against plain
+/// loops: every pair of storage orders, as stored and transposed, with padded leading
+/// dimensions; results of one row or one column (GEMV; its row-major kernel needs a unit-stride
+/// vector, else GEMM runs), an empty depth, and both = and +=.
+BOOST_AUTO_TEST_CASE(products_on_eigens_kernels) {
+  const std::array<extents3, 8> shapes{{{1, 1, 1}, {1, 5, 7}, {6, 5, 1}, {1, 4, 1}, {6, 0, 7}, {3, 5, 7}, {17, 9, 13},
+                                        {0, 3, 2}}};
+  for (const auto& e : shapes) {
+    check_kernel_layouts<true, true, false, false>(e.m, e.k, e.n);
+    check_kernel_layouts<true, false, false, false>(e.m, e.k, e.n);
+    check_kernel_layouts<false, true, false, false>(e.m, e.k, e.n);
+    check_kernel_layouts<false, false, false, false>(e.m, e.k, e.n);
+    check_kernel_layouts<true, true, true, false>(e.m, e.k, e.n);
+    check_kernel_layouts<true, false, false, true>(e.m, e.k, e.n);
+    check_kernel_layouts<false, true, true, true>(e.m, e.k, e.n);
   }
 }
 

@@ -21,6 +21,11 @@ namespace detail {
 template <fixed_string A, fixed_string B>
 inline constexpr bool same_name = A.view() == B.view();
 
+/// Is Name one a user may give a variable? A name beginning with '@' is tad's own: the leaves
+/// standing for matrix products' results (`@prod000`), an operand's canonical names (`@v00001`).
+template <fixed_string Name>
+inline constexpr bool user_name_v = Name.view().empty() || Name.view()[0] != '@';
+
 /// A variable's name spelled as a type for diagnostics: `variable_name<'x'>`. Both compilers
 /// print a char argument as a character, while clang 14 prints a fixed_string argument as an
 /// aggregate of numbers (`fixed_string<2>{{120, 0}}`). Errors about one variable are raised in

@@ -200,7 +200,8 @@ namespace detail {
 template <class E, class... X, class... T2>
 value_type_t<E> grad_into_staged(const E& e, const wrt_target<X, T2>&... t);
 
-/// The errors of check_target, out of line (each names the caller, `api`, and the variable).
+/// The errors of a gradient buffer's checks, out of line (each names the caller, `api`, and the
+/// variable).
 [[noreturn]] [[gnu::cold]] [[gnu::noinline]] inline void throw_target_shape(const char* api, std::string_view name,
                                                                       const matrix_shape& got,
                                                                       const matrix_shape& expected) {
@@ -216,30 +217,11 @@ value_type_t<E> grad_into_staged(const E& e, const wrt_target<X, T2>&... t);
   throw std::invalid_argument(std::string(api) + ": gradient buffer of '" + std::string(name) + "' overlaps " + what);
 }
 
-/// The checks of one gradient buffer (`api` names the caller in the messages): its shape when
-/// it knows one, its length, and that it overlaps none of e's input arrays (a staged buffer:
-/// the whole span of its strides). tad::program runs them on its whole expression, once per
-/// call. tad::grad_into runs the same checks written inline (its check_target lambda): through
-/// this function, g++ lays out the engine's loops differently (tools/codegen_diff.sh moved the
-/// loops of 10 of 17 benchmark workloads), so its code stays as it was measured.
-template <class E, class X, class T>
-void check_target(const E& e, const wrt_target<X, T>& t, const char* api) {
-  if constexpr (X::is_array) {
-    if constexpr (leaf_rank<X>() == 2) {
-      if (t.shaped && (t.rows != t.var.rows || t.cols != t.var.cols))
-        throw_target_shape(api, X::name.view(), {t.rows, t.cols}, {t.var.rows, t.var.cols});
-    }
-    if (t.size != t.var.size) throw_target_length(api, X::name.view(), t.var.size, t.size);
-    visit_arrays(e, [&](const auto& leaf) {
-      if (overlaps(t.data, target_span(t), leaf.data, span_of(leaf)))
-        throw_target_overlap(api, X::name.view(), "an input array of the expression");
-    });
-  }
-}
-
 /// The engine's value of e and gradients into contiguous targets, unchecked (ext: e's bound
 /// extents): tad::program runs the expressions around its products this way, on buffers it has
-/// checked or owns (grad_into calls the engine inline, as check_target says).
+/// checked or owns. tad::grad_into calls the engine inline, with its checks: through a shared
+/// function, g++ laid out the engine's loops differently (tools/codegen_diff.sh moved the
+/// loops of 10 of 17 benchmark workloads), so its code stays as it was measured.
 template <class E, class Ext, class... X, class... T2>
 value_type_t<E> run_gradient(const E& e, const Ext& ext, const wrt_target<X, T2>&... targets) {
   using T = value_type_t<E>;

@@ -12,6 +12,8 @@
 
 #include <cstddef>
 #include <functional>
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -36,6 +38,26 @@ inline constexpr bool unique_names_v = [] {
   return true;
 }();
 
+/// The errors of check_binding and check_binding_in, out of line.
+[[noreturn]] [[gnu::cold]] [[gnu::noinline]] inline void throw_rebound(const char* api, std::string_view name) {
+  throw std::invalid_argument(std::string(api) + ": variable '" + std::string(name) +
+                              "' is bound to other data than in the expression");
+}
+[[noreturn]] [[gnu::cold]] [[gnu::noinline]] inline void throw_variable_length(const char* api, std::string_view name,
+                                                                             std::size_t expected, std::size_t got) {
+  throw shape_error(std::string(api) + ": variable '" + std::string(name) + "'", expected, got);
+}
+[[noreturn]] [[gnu::cold]] [[gnu::noinline]] inline void throw_variable_shape(const char* api, std::string_view name,
+                                                                            std::size_t rows, std::size_t cols,
+                                                                            std::size_t expected_rows,
+                                                                            std::size_t expected_cols) {
+  throw shape_error::with_message(std::string(api) + ": variable '" + std::string(name) + "' has shape " +
+                                      shape_string(rows, cols) + ", in the expression " +
+                                      shape_string(expected_rows, expected_cols),
+                                  rows != expected_rows ? expected_rows : expected_cols,
+                                  rows != expected_rows ? rows : cols);
+}
+
 /// A variable passed to grad must be the one in the expression: same data, same length (a
 /// matrix: same shape).
 template <class E, class X>
@@ -57,6 +79,9 @@ void check_binding(const E& e, const X& x, const char* api) {
         }
       }
     });
+    // (The messages are written here rather than through the throw_ functions above, which
+    // check_binding_in shares: out of line, they moved g++'s spill slots in the W1 benchmark's
+    // loop, tools/codegen_diff.sh.)
     if (x.size != n) throw shape_error(std::string(api) + ": variable '" + std::string(X::name.view()) + "'", n, x.size);
     if constexpr (leaf_rank<X>() == 2) {
       if (x.rows != rows || x.cols != cols)
@@ -66,6 +91,46 @@ void check_binding(const E& e, const X& x, const char* api) {
                                         x.rows != rows ? rows : cols, x.rows != rows ? x.rows : x.cols);
     }
   }
+}
+
+/// An array leaf's view as the checks of a program's buffers see it (eval/program.hpp builds a
+/// table of its expression's once): a variable's name (empty: a constant), where it is (null:
+/// another element type, which overlaps nothing), its extents.
+template <class T>
+struct array_view_info {
+  std::string_view name;
+  const T* data = nullptr;
+  std::size_t span = 0;  // elements from data that the view spans (span_of)
+  std::size_t stride = 0;
+  std::size_t size = 0;
+  std::size_t rows = 0;
+  std::size_t cols = 0;
+  bool matrix = false;
+};
+template <class T, class L>
+array_view_info<T> view_info(const L& leaf) {
+  array_view_info<T> v;
+  if constexpr (L::is_variable) v.name = L::name.view();
+  if constexpr (std::is_same_v<typename L::value_type, T>) v.data = leaf.data, v.span = span_of(leaf);
+  v.stride = stride_of(leaf);
+  v.size = leaf.size;
+  if constexpr (leaf_rank<L>() == 2) v.rows = leaf.rows, v.cols = leaf.cols, v.matrix = true;
+  return v;
+}
+
+/// check_binding against a table of the expression's arrays: the same checks, one loop for
+/// any expression (a program checks every variable of a call this way).
+template <class T>
+void check_binding_in(std::span<const array_view_info<T>> arrays, const array_view_info<T>& x, const char* api) {
+  std::size_t n = x.size, rows = x.rows, cols = x.cols;
+  for (const array_view_info<T>& a : arrays) {
+    if (a.name.empty() || a.name != x.name) continue;
+    if (a.data != x.data || a.stride != x.stride) throw_rebound(api, x.name);
+    n = a.size;
+    if (x.matrix && a.matrix) rows = a.rows, cols = a.cols;
+  }
+  if (x.size != n) throw_variable_length(api, x.name, n, x.size);
+  if (x.matrix && (x.rows != rows || x.cols != cols)) throw_variable_shape(api, x.name, x.rows, x.cols, rows, cols);
 }
 
 /// Is x the variable e knows by x's name (or is no variable of e so named)? A scalar `x`

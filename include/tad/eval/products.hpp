@@ -71,18 +71,23 @@ struct product_results {
 template <std::size_t K, int R, class T>
 using product_leaf_t = std::conditional_t<R == 2, matrix_var<product_name<K>, T>, array_var<product_name<K>, T>>;
 
-/// e with its products replaced by leaves viewing their results (Off: e's first product index).
+/// e with its products replaced by leaves viewing their results. e's first product is product
+/// `base + Off` of the program (base at run time), and its leaves are named from Off: product
+/// `base + Off + j` is `@prod` of Off + j. Lowering a subtree with Off = 0 thus numbers its
+/// products from 0 wherever it is, so that two subtrees of one type lower to one type, whose
+/// engines (its forward, its vector-Jacobian product) are instantiated once.
 template <std::size_t Off, class T, std::size_t NP, class E>
-constexpr auto lower(const E& e, const product_results<T, NP>& r) {
+constexpr auto lower(const E& e, const product_results<T, NP>& r, std::size_t base = 0) {
   if constexpr (is_leaf_v<E>) {
     return e;
   } else if constexpr (is_product_node_v<E>) {
-    constexpr std::size_t k = Off + count_products<E>() - 1;
+    constexpr std::size_t j = Off + count_products<E>() - 1;
+    const std::size_t k = base + j;
     const T* p = r.ws == nullptr ? nullptr : r.ws + r.offset[k];
     if constexpr (props<E>::rank == 2) {
-      return matrix_var<product_name<k>, T>{p, r.rows[k] * r.cols[k], r.rows[k], r.cols[k]};
+      return matrix_var<product_name<j>, T>{p, r.rows[k] * r.cols[k], r.rows[k], r.cols[k]};
     } else {
-      return array_var<product_name<k>, T>{p, r.rows[k] * r.cols[k]};
+      return array_var<product_name<j>, T>{p, r.rows[k] * r.cols[k]};
     }
   } else {
     static_assert(!is_transpose_node_v<E>,
@@ -91,7 +96,7 @@ constexpr auto lower(const E& e, const product_results<T, NP>& r) {
                   "tad::let: a let whose body holds a matrix product is not supported yet; use the product twice "
                   "(doc/linear-algebra.md)");
     return [&]<std::size_t... K>(std::index_sequence<K...>) {
-      return rebuild(e.op, lower<child_offset<E, K, Off>()>(child<K>(e), r)...);
+      return rebuild(e.op, lower<child_offset<E, K, Off>()>(child<K>(e), r, base)...);
     }(std::make_index_sequence<E::arity>{});
   }
 }
@@ -133,6 +138,13 @@ template <class E, class... Vs>
 constexpr auto live_products() {
   std::array<bool, count_products<E>()> live{};
   mark_live<E, 0, true, count_products<E>(), Vs...>(live);
+  return live;
+}
+/// The same for a subtree E that an adjoint reaches (Flows) or not, its products numbered from 0.
+template <class E, bool Flows, class... Vs>
+constexpr auto live_products_in() {
+  std::array<bool, count_products<E>()> live{};
+  mark_live<E, 0, Flows, count_products<E>(), Vs...>(live);
   return live;
 }
 

@@ -11,8 +11,10 @@
 #include <tad/core/expression.hpp>
 #include <tad/core/value_type.hpp>
 #include <tad/eval/api.hpp>
+#include <tad/eval/canonical.hpp>
 #include <tad/eval/contract.hpp>
 #include <tad/eval/eigen_maps.hpp>
+#include <tad/eval/eigen_products.hpp>
 #include <tad/eval/products.hpp>
 #include <tad/ops/linalg.hpp>
 
@@ -46,24 +48,26 @@ class program {
 
   explicit program(const E& e) : e_(e) {
     std::size_t size = 0;
-    plan<0>(e_, size);
+    plan<E, true>(e_, size, 0);
     // The expression around the products is checked here too, so that a call never writes a
     // gradient (a variable's zero, an absent one's) before finding a shape error.
     if constexpr (!detail::is_leaf_v<top_t>) (void)detail::bind_extents(detail::lower<0>(e_, shapes_));
+    // The expression's arrays, for the checks of each call's buffers (the views are fixed).
+    std::size_t variables = 0;
+    detail::visit_arrays(e_, [&](const auto& leaf) {
+      arrays_[n_arrays_++] = detail::view_info<T>(leaf);
+      if constexpr (std::remove_cvref_t<decltype(leaf)>::is_variable) variables += leaf.size;
+    });
     // Scratch for the variables' shares from operand expressions: at most every variable.
     scratch_ = size;
-    detail::visit_arrays(e_, [&](const auto& leaf) {
-      if constexpr (std::remove_cvref_t<decltype(leaf)>::is_variable) size += leaf.size;
-    });
+    size += variables;
     detail::visit_leaves<0>(e_, [&]<std::size_t I>(const auto& leaf) {
       using L = std::remove_cvref_t<decltype(leaf)>;
       if constexpr (L::is_variable && !L::is_array) ++size;
     });
     // Staging for gradient buffers with strides or in column-major order (eval/targets.hpp).
     staging_ = size;
-    detail::visit_arrays(e_, [&](const auto& leaf) {
-      if constexpr (std::remove_cvref_t<decltype(leaf)>::is_variable) size += leaf.size;
-    });
+    size += variables;
     size_ = size;
     node_.fill(nullptr);  // pointers into this object's e_, for plan only
     own_.assign(size_, T(0));
@@ -136,8 +140,8 @@ class program {
   template <class N>
   static constexpr char type_tag = 0;
   using top_t = std::remove_cvref_t<decltype(detail::lower<0>(std::declval<const E&>(), std::declval<const results&>()))>;
-  template <std::size_t K>
-  static constexpr bool outermost = detail::contains_var<top_t, detail::product_name<K>>::value;
+  std::array<detail::array_view_info<T>, detail::leaf_count<E>()> arrays_{};
+  std::size_t n_arrays_ = 0;
   std::size_t scratch_ = 0;
   std::size_t staging_ = 0;
   std::size_t size_ = 0;
@@ -170,10 +174,11 @@ class program {
   // ---- construction: shapes and offsets, post-order ------------------------------------
 
   template <class O>
-  static std::array<std::size_t, 2> operand_shape(const O& o, const results& r, bool left, bool outer) {
+  static std::array<std::size_t, 2> operand_shape(const O& o, const results& r, std::size_t base, bool left,
+                                                  bool outer) {
     using op = detail::operand_of<O>;
     const auto& inner = op::inner_of(o);
-    const auto lowered = detail::lower<0>(inner, r);  // the offset does not change a shape
+    const auto lowered = detail::lower<0>(inner, r, base);
     using L = std::remove_cvref_t<decltype(lowered)>;
     if constexpr (op::rank == 2) {
       if constexpr (op::view) {
@@ -193,20 +198,26 @@ class program {
     }
   }
 
-  template <std::size_t Off, class N>
-  void plan(const N& n, std::size_t& size) {
+  /// Node n's products, its first one product `base` (Outer: no product is an ancestor of n).
+  /// The first product's index is a run-time argument here and in the forward and the
+  /// backward, so that two subtrees of one type (softmax_cross_entropy's two uses of its
+  /// logits) share their code.
+  template <class N, bool Outer>
+  void plan(const N& n, std::size_t& size, std::size_t base) {
     if constexpr (!detail::is_leaf_v<N>) {
+      constexpr bool product = detail::is_product_node_v<N>;
       [&]<std::size_t... K>(std::index_sequence<K...>) {
-        (plan<detail::child_offset<N, K, Off>()>(detail::child<K>(n), size), ...);
+        (plan<detail::child_t<K, N>, Outer && !product>(detail::child<K>(n), size, base + detail::child_offset<N, K, 0>()),
+         ...);
       }(std::make_index_sequence<N::arity>{});
-      if constexpr (detail::is_product_node_v<N>) {
-        constexpr std::size_t k = Off + detail::count_products<N>() - 1;
+      if constexpr (product) {
+        const std::size_t k = base + detail::count_products<N>() - 1;
         constexpr bool outer = std::is_same_v<typename detail::forward_op_of<typename N::op_type>::type, outer_op>;
         using A = detail::operand_of<std::remove_cvref_t<decltype(n.lhs)>>;
         using B = detail::operand_of<std::remove_cvref_t<decltype(n.rhs)>>;
         layout& p = layout_[k];
-        const auto a = operand_shape(n.lhs, shapes_, true, outer);
-        const auto b = operand_shape(n.rhs, shapes_, false, outer);
+        const auto a = operand_shape(n.lhs, shapes_, base, true, outer);
+        const auto b = operand_shape(n.rhs, shapes_, base + detail::child_offset<N, 1, 0>(), false, outer);
         p.a_rows = a[0], p.a_cols = a[1], p.b_rows = b[0], p.b_cols = b[1];
         const std::size_t am = A::transposed ? a[1] : a[0], ak = A::transposed ? a[0] : a[1];
         const std::size_t bk = B::transposed ? b[1] : b[0], bn = B::transposed ? b[0] : b[1];
@@ -231,7 +242,7 @@ class program {
         alias_[k] = k;
         // Shared only when every rule in it is linear in the adjoint: the backward then runs
         // once on the sum of the uses' adjoints (a clip or an overridden rule would not).
-        if constexpr (outermost<k> && detail::adjoint_linear<N>()) {
+        if constexpr (Outer && detail::adjoint_linear<N>()) {
           constexpr auto flows = detail::flowing_products<E>();
           tag_[k] = &type_tag<N>;
           node_[k] = &n;
@@ -240,7 +251,7 @@ class program {
                 detail::same_computation(*static_cast<const N*>(node_[j]), n)) {
               alias_[k] = j;
               shapes_.offset[k] = shapes_.offset[j];
-              for (std::size_t q = Off; q <= k; ++q) skip_[q] = true;
+              for (std::size_t q = base; q <= k; ++q) skip_[q] = true;
               break;
             }
           }
@@ -254,37 +265,40 @@ class program {
   /// Calls f with the Eigen view of operand O (inner, then transposed if it is): the view's
   /// map, or its buffer's, which `Evaluate` fills first (the forward; the backward reads what
   /// the forward left there).
-  template <std::size_t Off, bool Evaluate, class O, class F>
-  void with_operand(const O& o, const results& r, std::size_t rows, std::size_t cols, std::size_t buf, F&& f) const {
+  template <bool Evaluate, class O, class F>
+  void with_operand(const O& o, const results& r, std::size_t base, std::size_t rows, std::size_t cols,
+                    std::size_t buf, F&& f) const {
     using op = detail::operand_of<O>;
-    const auto lowered = detail::lower<Off>(op::inner_of(o), r);
+    const auto lowered = detail::lower<0>(op::inner_of(o), r, base);
     const auto use = [&](const auto& m) {
       if constexpr (op::transposed) f(m.transpose()); else f(m);
     };
     if constexpr (op::view) {
       use(detail::view_map<T>(lowered, rows, cols));
     } else {
-      if constexpr (Evaluate) tad::evaluate(lowered, detail::ws_span(r.ws, buf, rows * cols));
+      if constexpr (Evaluate) tad::evaluate(detail::canonical(lowered), detail::ws_span(r.ws, buf, rows * cols));
       use(detail::const_map<T>(r.ws + buf, rows, cols));
     }
   }
 
-  template <std::size_t Off, class N>
-  void forward(const N& n, const results& r) const {
+  /// Node n's products, its first one product `base`, post-order.
+  template <class N>
+  void forward(const N& n, const results& r, std::size_t base) const {
     if constexpr (detail::is_product_node_v<N>) {
-      if (skip_[Off + detail::count_products<N>() - 1]) return;  // an alias: its original computes it
+      if (skip_[base + detail::count_products<N>() - 1]) return;  // an alias: its original computes it
     }
     if constexpr (!detail::is_leaf_v<N>) {
       [&]<std::size_t... K>(std::index_sequence<K...>) {
-        (forward<detail::child_offset<N, K, Off>()>(detail::child<K>(n), r), ...);
+        (forward(detail::child<K>(n), r, base + detail::child_offset<N, K, 0>()), ...);
       }(std::make_index_sequence<N::arity>{});
       if constexpr (detail::is_product_node_v<N>) {
-        constexpr std::size_t k = Off + detail::count_products<N>() - 1;
-        constexpr std::size_t off_b = detail::child_offset<N, 1, Off>();
+        const std::size_t k = base + detail::count_products<N>() - 1;
+        const std::size_t base_b = base + detail::child_offset<N, 1, 0>();
         const layout& p = layout_[k];
         auto y = detail::dense_map<T>(r.ws + r.offset[k], r.rows[k], r.cols[k]);
-        with_operand<Off, true>(n.lhs, r, p.a_rows, p.a_cols, p.a, [&](const auto& a) {
-          with_operand<off_b, true>(n.rhs, r, p.b_rows, p.b_cols, p.b, [&](const auto& b) { y.noalias() = a * b; });
+        with_operand<true>(n.lhs, r, base, p.a_rows, p.a_cols, p.a, [&](const auto& a) {
+          with_operand<true>(n.rhs, r, base_b, p.b_rows, p.b_cols, p.b,
+                             [&](const auto& b) { detail::assign_product<false>(y, a * b); });
         });
       }
     }
@@ -292,18 +306,18 @@ class program {
 
   // ---- backward, pre-order (eval/program_backward.hpp) -------------------------------------
 
-  static constexpr auto ranks_ = detail::product_ranks<E>();
-  template <std::size_t q>
-  auto product_target(const results& r) const;
-  template <class L, std::size_t Off, std::size_t NQ, class... X>
-  auto inner_product_targets(const results& r) const;
+  template <std::size_t P, int R>
+  auto product_target(const results& r, std::size_t q) const;
+  template <class L, class S, bool Flows, class... X>
+  auto inner_product_targets(const results& r, std::size_t base) const;
   template <class L, class... X, class... T2>
   static void add_scratch(const std::array<T*, sizeof...(X)>& scratch, const wrt_target<X, T2>&... t);
-  template <std::size_t Off, class O, class G, class... X, class... T2>
-  void operand_backward(const O& o, const results& r, std::size_t rows, std::size_t cols, std::size_t buf,
-                        const std::array<T*, sizeof...(X)>& scratch, G&& g, const wrt_target<X, T2>&... t) const;
-  template <std::size_t Off, class N, class... X, class... T2>
-  void backward(const N& n, const results& r, const std::array<T*, sizeof...(X)>& scratch,
+  template <class O, class G, class... X, class... T2>
+  void operand_backward(const O& o, const results& r, std::size_t base, std::size_t rows, std::size_t cols,
+                        std::size_t buf, const std::array<T*, sizeof...(X)>& scratch, G&& g,
+                        const wrt_target<X, T2>&... t) const;
+  template <class N, bool Flows, class... X, class... T2>
+  void backward(const N& n, const results& r, std::size_t base, const std::array<T*, sizeof...(X)>& scratch,
                 const wrt_target<X, T2>&... t) const;
 
   // ---- entry points ------------------------------------------------------------------------
@@ -312,7 +326,7 @@ class program {
     static_assert(!is_array_v<E>, "tad::program::value(): the expression is array-valued; use evaluate(out)");
     check_workspace(ws);
     const results r = bind(ws);
-    forward<0>(e_, r);
+    forward(e_, r, 0);
     return tad::value(detail::lower<0>(e_, r));
   }
 
@@ -320,7 +334,7 @@ class program {
   void evaluate_with(std::span<T> ws, Out&& out) const {
     check_workspace(ws);
     const results r = bind(ws);
-    forward<0>(e_, r);
+    forward(e_, r, 0);
     const auto top = detail::lower<0>(e_, r);
     if constexpr (detail::is_leaf_v<std::remove_cvref_t<decltype(top)>>) {
       // The expression is one product: copy its result.

@@ -91,35 +91,36 @@ auto put_rule_adjoint(const G& g) {
 }
 }  // namespace detail
 
-/// The gradient target of product q's adjoint (q's result leaf, its dY buffer).
+/// The gradient target of product q's adjoint: q's result leaf, named `@prod` of P as
+/// detail::lower names it (rank R), and its dY buffer.
 template <class E>
-template <std::size_t q>
-auto program<E>::product_target(const results& r) const {
-  using leaf = detail::product_leaf_t<q, ranks_[q], T>;
+template <std::size_t P, int R>
+auto program<E>::product_target(const results& r, std::size_t q) const {
+  using leaf = detail::product_leaf_t<P, R, T>;
   const std::size_t n = r.rows[q] * r.cols[q];
   leaf l{};
   l.data = r.ws + r.offset[q];
   l.size = n;
-  if constexpr (ranks_[q] == 2) l.rows = r.rows[q], l.cols = r.cols[q];
+  if constexpr (R == 2) l.rows = r.rows[q], l.cols = r.cols[q];
   return wrt(l, std::span<T>(r.ws + layout_[q].dy, n));
 }
 
-/// The adjoint targets of the live products whose leaves L holds (Off: the first product of
-/// the subtree L was lowered from, NQ: its number of products).
+/// The adjoint targets of the live products whose leaves L holds. L was lowered from subtree S,
+/// whose first product is product `base`, and which an adjoint reaches or not (Flows).
 template <class E>
-template <class L, std::size_t Off, std::size_t NQ, class... X>
-auto program<E>::inner_product_targets(const results& r) const {
-  constexpr auto live = detail::live_products<E, X...>();
+template <class L, class S, bool Flows, class... X>
+auto program<E>::inner_product_targets(const results& r, std::size_t base) const {
+  constexpr auto live = detail::live_products_in<S, Flows, X...>();
+  constexpr auto ranks = detail::product_ranks<S>();
   return [&]<std::size_t... P>(std::index_sequence<P...>) {
     return std::tuple_cat([&] {
-      constexpr std::size_t q = Off + P;
-      if constexpr (live[q] && detail::contains_var<L, detail::product_name<q>>::value) {
-        return std::tuple{product_target<q>(r)};
+      if constexpr (live[P] && detail::contains_var<L, detail::product_name<P>>::value) {
+        return std::tuple{product_target<P, ranks[P]>(r, base + P)};
       } else {
         return std::tuple<>{};
       }
     }()...);
-  }(std::make_index_sequence<NQ>{});
+  }(std::make_index_sequence<live.size()>{});
 }
 
 /// Adds the scratch gradients of the targets reached by L to the targets.
@@ -144,40 +145,40 @@ void program<E>::add_scratch(const std::array<T*, sizeof...(X)>& scratch, const 
 /// expression by the engine's vector-Jacobian product. A `g` of detail::no_adjoint (a rule's
 /// tad::zero): nothing, but an inner product's adjoint is zeroed.
 template <class E>
-template <std::size_t Off, class O, class G, class... X, class... T2>
-void program<E>::operand_backward(const O& o, const results& r, std::size_t rows, std::size_t cols, std::size_t buf,
-                                const std::array<T*, sizeof...(X)>& scratch, G&& g,
-                                const wrt_target<X, T2>&... t) const {
+template <class O, class G, class... X, class... T2>
+void program<E>::operand_backward(const O& o, const results& r, std::size_t base, std::size_t rows,
+                                  std::size_t cols, std::size_t buf, const std::array<T*, sizeof...(X)>& scratch,
+                                  G&& g, const wrt_target<X, T2>&... t) const {
   using op = detail::operand_of<O>;
   using I = typename op::inner;
   constexpr bool none = std::is_same_v<std::remove_cvref_t<G>, detail::no_adjoint>;
   if constexpr (!detail::reaches_any_v<I, X...> || (none && op::view)) {
     return;  // no gradient reaches a variable through it (a constant, stop_gradient, ...)
   } else {
-    const auto lowered = detail::lower<Off>(op::inner_of(o), r);
+    const auto lowered = detail::lower<0>(op::inner_of(o), r, base);
     using L = std::remove_cvref_t<decltype(lowered)>;
     if constexpr (none && !detail::is_product_node_v<I>) {
       // The products whose adjoints the vector-Jacobian product would have written: zero.
       std::apply([](const auto&... w) { ((std::fill_n(w.data, w.size, T(0))), ...); },
-                 inner_product_targets<L, Off, detail::count_products<I>(), X...>(r));
+                 inner_product_targets<L, I, true, X...>(r, base));
     } else if constexpr (detail::is_product_node_v<I>) {
       // The operand is a product: its adjoint, of which this is the only writer.
-      constexpr std::size_t q = Off + detail::count_products<I>() - 1;
+      const std::size_t q = base + detail::count_products<I>() - 1;
       auto d = detail::dense_map<T>(r.ws + layout_[q].dy, rows, cols);
-      if constexpr (none) d.setZero(); else g([&](const auto& expr) { d.noalias() = expr; });
+      if constexpr (none) d.setZero(); else g([&](const auto& expr) { detail::assign_product<false>(d, expr); });
     } else if constexpr (op::view) {
       // A variable: its gradient, summed with its other uses.
       const auto add = [&](const auto& target) {
         using V = std::remove_cvref_t<decltype(target.var)>;
         if constexpr (detail::same_name<V::name, L::name>) {
           auto d = detail::dense_map<T>(target.data, rows, cols);
-          g([&](const auto& expr) { d.noalias() += expr; });
+          g([&](const auto& expr) { detail::assign_product<true>(d, expr); });
         }
       };
       (add(t), ...);
     } else {
       auto d = detail::dense_map<T>(r.ws + buf, rows, cols);
-      g([&](const auto& expr) { d.noalias() = expr; });
+      g([&](const auto& expr) { detail::assign_product<false>(d, expr); });
       // (The index of each target by an index sequence: the order in which function arguments
       // are evaluated is unspecified.)
       const auto wrt_scratch = [&]<std::size_t at, class V>(const V& target) {
@@ -193,38 +194,45 @@ void program<E>::operand_backward(const O& o, const results& r, std::size_t rows
         return std::tuple_cat(wrt_scratch.template operator()<J>(t)...);
       }(std::index_sequence_for<X...>{});
       // The vector-Jacobian product: the gradient of sum(seed * lowered), unchecked (the
-      // program sized and owns every buffer here).
-      const auto seeded = tad::dot(detail::seed_constant(std::span<const T>(r.ws + buf, rows * cols), lowered), lowered);
-      std::apply([&](const auto&... w) { (void)detail::run_gradient(seeded, detail::bind_extents(seeded), w...); },
+      // program sized and owns every buffer here), with canonical variable names: one engine
+      // for every operand expression of this form (eval/canonical.hpp).
+      const auto canon = detail::canonical(lowered);
+      const auto seeded = tad::dot(detail::seed_constant(std::span<const T>(r.ws + buf, rows * cols), canon), canon);
+      std::apply([&](const auto&... w) {
+                   (void)detail::run_gradient(seeded, detail::bind_extents(seeded), detail::canonical_target<L>(w)...);
+                 },
                  std::tuple_cat(std::move(targets),
-                                inner_product_targets<L, Off, detail::count_products<I>(), X...>(r)));
+                                inner_product_targets<L, I, true, X...>(r, base)));
       add_scratch<L>(scratch, t...);
     }
   }
 }
 
 /// Product by product, pre-order: each live product's backward, then its operands' products.
+/// n's first product is product `base`; an adjoint reaches n from the top, or not (Flows: not
+/// below stop_gradient, ...). A product is live, its backward runs, when it flows and reaches a
+/// variable of X (detail::mark_live).
 template <class E>
-template <std::size_t Off, class N, class... X, class... T2>
-void program<E>::backward(const N& n, const results& r, const std::array<T*, sizeof...(X)>& scratch,
-                        const wrt_target<X, T2>&... t) const {
-  if constexpr (detail::is_product_node_v<N>) {
-    if (skip_[Off + detail::count_products<N>() - 1]) return;  // its adjoint went to its original
+template <class N, bool Flows, class... X, class... T2>
+void program<E>::backward(const N& n, const results& r, std::size_t base, const std::array<T*, sizeof...(X)>& scratch,
+                          const wrt_target<X, T2>&... t) const {
+  constexpr bool product = detail::is_product_node_v<N>;
+  if constexpr (product) {
+    if (skip_[base + detail::count_products<N>() - 1]) return;  // its adjoint went to its original
   }
   if constexpr (!detail::is_leaf_v<N>) {
-    if constexpr (detail::is_product_node_v<N>) {
-      constexpr std::size_t k = Off + detail::count_products<N>() - 1;
-      constexpr std::size_t off_b = detail::child_offset<N, 1, Off>();
-      constexpr auto live = detail::live_products<E, X...>();
-      if constexpr (live[k]) {
+    if constexpr (product) {
+      const std::size_t k = base + detail::count_products<N>() - 1;
+      const std::size_t base_b = base + detail::child_offset<N, 1, 0>();
+      if constexpr (Flows && detail::reaches_any_v<N, X...>) {
         using A = detail::operand_of<std::remove_cvref_t<decltype(n.lhs)>>;
         using B = detail::operand_of<std::remove_cvref_t<decltype(n.rhs)>>;
         const layout& p = layout_[k];
         const auto dy = detail::dense_map<T>(r.ws + p.dy, r.rows[k], r.cols[k]);
         // Both gradients need both operands' values: read before either is overwritten
         // (an operand's buffer is its own; a view is the caller's).
-        with_operand<Off, false>(n.lhs, r, p.a_rows, p.a_cols, p.a, [&](const auto& a) {
-          with_operand<off_b, false>(n.rhs, r, p.b_rows, p.b_cols, p.b, [&](const auto& b) {
+        with_operand<false>(n.lhs, r, base, p.a_rows, p.a_cols, p.a, [&](const auto& a) {
+          with_operand<false>(n.rhs, r, base_b, p.b_rows, p.b_cols, p.b, [&](const auto& b) {
             using Op = typename N::op_type;
             if constexpr (requires { typename Op::rule_type; }) {
               // Overridden (override_gradients): the rule's adjoints, checked, then as below.
@@ -233,17 +241,17 @@ void program<E>::backward(const N& n, const results& r, const std::array<T*, siz
               const auto g = detail::call_product_rule(n.op.rule, cdy, a, b, y);
               detail::check_rule_shape(g.a0, a, "A");
               detail::check_rule_shape(g.a1, b, "B");
-              operand_backward<Off>(n.lhs, r, p.a_rows, p.a_cols, p.da, scratch,
-                                    detail::put_rule_adjoint<A::transposed>(g.a0), t...);
-              operand_backward<off_b>(n.rhs, r, p.b_rows, p.b_cols, p.db, scratch,
-                                      detail::put_rule_adjoint<B::transposed>(g.a1), t...);
+              operand_backward(n.lhs, r, base, p.a_rows, p.a_cols, p.da, scratch,
+                               detail::put_rule_adjoint<A::transposed>(g.a0), t...);
+              operand_backward(n.rhs, r, base_b, p.b_rows, p.b_cols, p.db, scratch,
+                               detail::put_rule_adjoint<B::transposed>(g.a1), t...);
             } else {
               // dA = dY B^T; of a transposed operand's inner matrix: (dY B^T)^T = B dY^T.
-              operand_backward<Off>(n.lhs, r, p.a_rows, p.a_cols, p.da, scratch, [&](const auto& put) {
+              operand_backward(n.lhs, r, base, p.a_rows, p.a_cols, p.da, scratch, [&](const auto& put) {
                 if constexpr (A::transposed) put(b * dy.transpose()); else put(dy * b.transpose());
               }, t...);
               // dB = A^T dY; transposed: dY^T A.
-              operand_backward<off_b>(n.rhs, r, p.b_rows, p.b_cols, p.db, scratch, [&](const auto& put) {
+              operand_backward(n.rhs, r, base_b, p.b_rows, p.b_cols, p.db, scratch, [&](const auto& put) {
                 if constexpr (B::transposed) put(dy.transpose() * a); else put(a.transpose() * dy);
               }, t...);
             }
@@ -252,12 +260,15 @@ void program<E>::backward(const N& n, const results& r, const std::array<T*, siz
       }
     }
     [&]<std::size_t... K>(std::index_sequence<K...>) {
-      (backward<detail::child_offset<N, K, Off>()>(detail::child<K>(n), r, scratch, t...), ...);
+      (backward<detail::child_t<K, N>, Flows && (product || detail::adjoint_flows<N, K>::value)>(
+           detail::child<K>(n), r, base + detail::child_offset<N, K, 0>(), scratch, t...),
+       ...);
     }(std::make_index_sequence<N::arity>{});
   }
 }
 
-/// The checks of grad_into's arguments, once per call, on the whole expression.
+/// The checks of grad_into's arguments, once per call, on the whole expression (its arrays'
+/// table: one loop per buffer, whatever the expression).
 template <class E>
 template <class... X, class... T2>
 auto program<E>::grad_with(std::span<T> ws, const wrt_target<X, T2>&... t) const -> T {
@@ -272,8 +283,30 @@ auto program<E>::grad_with(std::span<T> ws, const wrt_target<X, T2>&... t) const
   } else {
     check_workspace(ws);
     constexpr const char* api = "tad::program::grad_into";
-    (detail::check_binding(e_, t.var, api), ...);
-    (detail::check_target(e_, t, api), ...);
+    const std::span<const detail::array_view_info<T>> arrays(arrays_.data(), n_arrays_);
+    const auto bound = [&](const auto& target) {
+      if constexpr (std::remove_cvref_t<decltype(target.var)>::is_array)
+        detail::check_binding_in(arrays, detail::view_info<T>(target.var), api);
+    };
+    (bound(t), ...);
+    // The buffer: its shape when it knows one, its length, and that it overlaps no input
+    // array (a staged buffer: the whole span of its strides) and not the workspace.
+    const auto buffer = [&](const auto& target) {
+      using V = std::remove_cvref_t<decltype(target.var)>;
+      if constexpr (V::is_array) {
+        if constexpr (detail::leaf_rank<V>() == 2) {
+          if (target.shaped && (target.rows != target.var.rows || target.cols != target.var.cols))
+            detail::throw_target_shape(api, V::name.view(), {target.rows, target.cols},
+                                       {target.var.rows, target.var.cols});
+        }
+        if (target.size != target.var.size) detail::throw_target_length(api, V::name.view(), target.var.size, target.size);
+        for (const detail::array_view_info<T>& a : arrays) {
+          if (detail::overlaps(target.data, detail::target_span(target), a.data, a.span))
+            detail::throw_target_overlap(api, V::name.view(), "an input array of the expression");
+        }
+      }
+    };
+    (buffer(t), ...);
     const auto apart = [&](const auto& target) {
       if (detail::overlaps(target.data, detail::target_span(target), ws.data(), std::min(ws.size(), size_)))
         detail::throw_target_overlap(api, std::remove_cvref_t<decltype(target.var)>::name.view(), "the workspace");
@@ -307,7 +340,7 @@ auto program<E>::grad_checked(std::span<T> ws, const wrt_target<X, T>&... t) con
     return detail::through_staging(ws.data() + staging_, [&](const auto&... d) { return grad_checked(ws, d...); }, t...);
   }
   const results r = bind(ws);
-  forward<0>(e_, r);
+  forward(e_, r, 0);
   const auto top = detail::lower<0>(e_, r);
   using L = std::remove_cvref_t<decltype(top)>;
   // Scratch for the targets, from the end of the products' buffers.
@@ -318,7 +351,7 @@ auto program<E>::grad_checked(std::span<T> ws, const wrt_target<X, T>&... t) con
     if (at > staging_) throw std::logic_error("tad::program: scratch overflow");  // E's variables only
   }
   const T v = std::apply([&](const auto&... w) { return detail::run_gradient(top, detail::bind_extents(top), t..., w...); },
-                         inner_product_targets<L, 0, products, X...>(r));
+                         inner_product_targets<L, E, true, X...>(r, 0));
   constexpr auto live = detail::live_products<E, X...>();
   for (std::size_t k = 0; k < products; ++k) {
     const std::size_t j = alias_[k];
@@ -329,7 +362,7 @@ auto program<E>::grad_checked(std::span<T> ws, const wrt_target<X, T>&... t) con
       for (std::size_t i = 0; i < count; ++i) to[i] += from[i];
     }
   }
-  backward<0>(e_, r, scratch, t...);
+  backward<E, true>(e_, r, 0, scratch, t...);
   return v;
 }
 
