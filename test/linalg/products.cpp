@@ -211,8 +211,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(products_of_products_and_of_expressions, T, tad_te
 /// Operand expressions the program renames to one form (eval/canonical.hpp) and whose products
 /// are not the expression's first: L1 = sum(square(tanh(X W1 + b) tanh(U W2 + c) - C)) + sum(b * b)
 /// (the right operand's product is product 1: its shape and buffer were once read from product
-/// 0's), and L2 = sum(square((tanh(X W1 + b) * b) V - C)) (b twice in one operand: one gradient).
-/// Every gradient against central differences of the value.
+/// 0's), L2 = sum(square((tanh(X W1 + b) * b) V - C)) (b twice in one operand: one gradient),
+/// and an operand holding a scalar variable and a column of a vector variable. Every gradient
+/// against central differences of the value.
 BOOST_AUTO_TEST_CASE(operands_of_one_form_and_products_after_the_first) {
   constexpr std::size_t m = 5, p = 3, k = 6, q = 4, n = 7;
   stored<double> sx(random_matrix(m, p, 40), layout::row), sw1(random_matrix(p, k, 41, 0.7), layout::row);
@@ -244,6 +245,27 @@ BOOST_AUTO_TEST_CASE(operands_of_one_form_and_products_after_the_first) {
     check_central(loss, sw1, gw1, 52);
     check_central(loss, sb, gb, 53);
     check_central(loss, sv, gv, 54);
+  }
+  {
+    // A scalar variable and a column of a vector variable in an operand (both renamed).
+    double s = 0.7;
+    stored<double> sr(random_matrix(1, m, 55, 0.5), layout::row);
+    const auto S = tad::var<"s">(s);
+    const auto r = tad::var<"r">(std::span<const double>(sr.data, m));
+    const auto loss =
+        tad::sum(tad::square(tad::matmul(tad::tanh(tad::matmul(X, W1) * S + tad::as_column(r)), V) - C));
+    const auto [v, gw1, gs, gr] = tad::grad(loss, W1, S, r);
+    (void)v;
+    check_central(loss, sw1, gw1, 56);
+    check_central(loss, sr, gr, 57);
+    const double h = 1e-6;
+    s += h;
+    const double up = tad::value(loss);
+    s -= 2 * h;
+    const double down = tad::value(loss);
+    s += h;
+    const double cd = (up - down) / (2 * h);
+    BOOST_TEST(std::abs(cd - gs) <= 1e-5 * std::max(1.0, std::abs(cd)));
   }
 }
 

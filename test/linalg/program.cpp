@@ -351,6 +351,33 @@ BOOST_AUTO_TEST_CASE(a_repeated_training_step_allocates_nothing) {
   BOOST_TEST(std::isfinite(sum));
 }
 
+/// Products whose GEMM packing buffers exceed EIGEN_STACK_ALLOCATION_LIMIT (128 KB), which
+/// Eigen's own GEMM takes from malloc at every product: the program's workspace holds them
+/// (forward and both backward GEMMs), and the gradients are those of the closed form.
+BOOST_AUTO_TEST_CASE(large_products_pack_in_the_workspace) {
+  constexpr std::size_t m = 192, k = 320, n = 256;
+  const dmat x = random_matrix(m, k, 70), w = random_matrix(k, n, 71, 0.1), y = random_matrix(m, n, 72);
+  stored<double> sx(x, layout::row), sw(w, layout::row), sy(y, layout::row);
+  const auto X = var_of<"X", layout::row>(sx);
+  const auto W = var_of<"W", layout::row>(sw);
+  const tad::program p(tad::sum(tad::square(tad::matmul(X, W) - constant_of<layout::row>(sy))) * 0.5);
+  tad::matrix<double> gx(m, k), gw(k, n);
+  (void)p.grad_into(tad::wrt(X, gx), tad::wrt(W, gw));
+  tad_test::alloc_counter::start();
+  Eigen::internal::set_is_malloc_allowed(false);  // Eigen asserts on its own malloc
+  double v = 0;
+  for (int step = 0; step < 2; ++step) v = p.grad_into(tad::wrt(X, gx), tad::wrt(W, gw));
+  Eigen::internal::set_is_malloc_allowed(true);
+  BOOST_TEST(tad_test::alloc_counter::stop() == 0);
+  // L = |X W - Y|^2 / 2: dX = R W^T, dW = X^T R with R = X W - Y.
+  dmat r = product(x, w);
+  double want = 0;
+  for (std::size_t i = 0; i < r.v.size(); ++i) r.v[i] -= y.v[i], want += r.v[i] * r.v[i] / 2;
+  BOOST_TEST(std::abs(v - want) <= 1e-10 * want);
+  BOOST_TEST(relative_error(gx, product(r, transposed(w))) <= 1e-12);
+  BOOST_TEST(relative_error(gw, product(transposed(x), r)) <= 1e-12);
+}
+
 // Staged buffers in a program: a variable the expression does not contain (its strided buffer
 // is zeroed, padding untouched), a block of a column-major matrix, a workspace full of NaN;
 // zero and negative strides are refused.

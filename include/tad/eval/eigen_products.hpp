@@ -13,10 +13,17 @@
 ///
 /// The kernels are Eigen's internal API: used with Eigen 3.4 only (the version tad requires,
 /// Debian's libeigen3-dev); with any other version every product takes the public path.
+///
+/// A GEMM packs blocks of its operands into two buffers. Eigen takes them from the stack up to
+/// EIGEN_STACK_ALLOCATION_LIMIT (128 KB) and from the heap above it, at every call; given
+/// memory (a program's workspace, `pack`) that holds them, the kernel packs there instead.
 
 #include <Eigen/Core>
 
 #include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <span>
 #include <type_traits>
 
 #if EIGEN_VERSION_AT_LEAST(3, 4, 0) && !EIGEN_VERSION_AT_LEAST(3, 4, 90)
@@ -55,9 +62,51 @@ void kernel_gemv(Eigen::Index rows, Eigen::Index cols, const T* m, Eigen::Index 
                                                                                        rhs(x, incx), y, 1, alpha);
 }
 
-/// c (row-major, m x n, leading dimension n) += a b, a and b read in place by Eigen's kernels.
+/// The blocking of one GEMM into a row-major m x n destination over depth k: the cache blocks
+/// Eigen's gemm_blocking_space computes, with the packing buffers placed in caller memory.
+template <class T>
+class placed_blocking : public Eigen::internal::level3_blocking<T, T> {
+ public:
+  placed_blocking(Eigen::Index m, Eigen::Index n, Eigen::Index k) {
+    // Eigen computes a row-major product as its transpose: n rows, m columns.
+    this->m_mc = n;
+    this->m_nc = m;
+    this->m_kc = k;
+    Eigen::internal::computeProductBlockingSizes<T, T, 1, Eigen::Index>(this->m_kc, this->m_mc, this->m_nc, 1);
+  }
+  /// The elements of T both buffers take, each aligned for Eigen's packet stores.
+  std::size_t elements() const { return 2 * align + size(this->m_mc) + size(this->m_nc); }
+  /// Places the buffers in [p, p + elements()).
+  void place(T* p) {
+    this->m_blockA = aligned(p);
+    this->m_blockB = aligned(this->m_blockA + size(this->m_mc));
+  }
+
+ private:
+  static constexpr std::size_t align = EIGEN_MAX_ALIGN_BYTES / sizeof(T) > 0 ? EIGEN_MAX_ALIGN_BYTES / sizeof(T) : 1;
+  std::size_t size(Eigen::Index extent) const {
+    return static_cast<std::size_t>(this->m_kc) * static_cast<std::size_t>(extent);
+  }
+  static T* aligned(T* p) {
+    void* at = p;
+    std::size_t space = align * sizeof(T);  // an aligned address is at most this far
+    return static_cast<T*>(std::align(align * sizeof(T), sizeof(T), at, space));
+  }
+};
+
+/// The elements of T a GEMM into an m x n destination over depth k packs into (0 when Eigen's
+/// kernels are not used).
+template <class T>
+std::size_t gemm_pack_elements(std::size_t m, std::size_t n, std::size_t k) {
+  if (m == 0 || n == 0 || k == 0) return 0;
+  return placed_blocking<T>(static_cast<Eigen::Index>(m), static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(k))
+      .elements();
+}
+
+/// c (row-major, m x n, leading dimension n) += a b, a and b read in place by Eigen's kernels;
+/// the GEMM's packing buffers in `pack` when it is large enough, else where Eigen puts them.
 template <class T, class A, class B>
-void kernel_product_add(T* c, const A& a, const B& b) {
+void kernel_product_add(T* c, const A& a, const B& b, std::span<T> pack) {
   namespace ei = Eigen::internal;
   using Eigen::Index;
   constexpr int oa = A::IsRowMajor ? Eigen::RowMajor : Eigen::ColMajor;
@@ -76,11 +125,18 @@ void kernel_product_add(T* c, const A& a, const B& b) {
     // c^T = b^T a^T: b^T has the other storage order and the same leading dimension.
     kernel_gemv<ob == Eigen::RowMajor ? Eigen::ColMajor : Eigen::RowMajor>(n, k, pb, ldb, pa, a_row_step, c, T(1));
   } else {
-    ei::gemm_blocking_space<Eigen::RowMajor, T, T, Eigen::Dynamic, Eigen::Dynamic, Eigen::Dynamic> blocking(m, n, k, 1,
-                                                                                                          true);
+    placed_blocking<T> blocking(m, n, k);
+    if (blocking.elements() <= pack.size()) blocking.place(pack.data());
     ei::general_matrix_matrix_product<Index, T, oa, false, T, ob, false, Eigen::RowMajor, 1>::run(
         m, n, k, pa, lda, pb, ldb, c, 1, n, T(1), blocking, nullptr);
   }
+}
+#endif
+
+#if !TAD_EIGEN_KERNELS
+template <class T>
+std::size_t gemm_pack_elements(std::size_t, std::size_t, std::size_t) {
+  return 0;
 }
 #endif
 
@@ -94,14 +150,14 @@ struct kernel_product<Eigen::Product<L, R, 0>, T>
 #endif
 
 /// d (a contiguous row-major map) = x, or += x when Add; a product of kernel operands goes to
-/// Eigen's kernels, anything else through Eigen's assignment.
-template <bool Add, class D, class X>
-void assign_product(D& d, const X& x) {
-  using T = typename std::remove_cvref_t<D>::Scalar;
+/// Eigen's kernels (packing into `pack` when it is large enough), anything else through
+/// Eigen's assignment.
+template <bool Add, class D, class X, class T = typename std::remove_cvref_t<D>::Scalar>
+void assign_product(D& d, const X& x, [[maybe_unused]] std::span<T> pack = {}) {
 #if TAD_EIGEN_KERNELS
   if constexpr (kernel_product<X, T>::value) {
     if constexpr (!Add) std::fill_n(d.data(), d.size(), T(0));
-    kernel_product_add(d.data(), x.lhs(), x.rhs());
+    kernel_product_add(d.data(), x.lhs(), x.rhs(), pack);
     return;
   }
 #endif

@@ -20,8 +20,10 @@
 
 #include <Eigen/Core>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
+#include <initializer_list>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -49,6 +51,9 @@ class program {
   explicit program(const E& e) : e_(e) {
     std::size_t size = 0;
     plan<E, true>(e_, size, 0);
+    // Packing space for the GEMMs (one at a time): Eigen's would come from the heap above 128 KB.
+    pack_ = size;
+    size += pack_size_;
     // The expression around the products is checked here too, so that a call never writes a
     // gradient (a variable's zero, an absent one's) before finding a shape error.
     if constexpr (!detail::is_leaf_v<top_t>) (void)detail::bind_extents(detail::lower<0>(e_, shapes_));
@@ -142,6 +147,8 @@ class program {
   using top_t = std::remove_cvref_t<decltype(detail::lower<0>(std::declval<const E&>(), std::declval<const results&>()))>;
   std::array<detail::array_view_info<T>, detail::leaf_count<E>()> arrays_{};
   std::size_t n_arrays_ = 0;
+  std::size_t pack_ = 0;       // the GEMMs' packing buffers: offset
+  std::size_t pack_size_ = 0;  // ... and elements
   std::size_t scratch_ = 0;
   std::size_t staging_ = 0;
   std::size_t size_ = 0;
@@ -165,6 +172,7 @@ class program {
   void check_workspace(std::span<T> ws) const {
     if (ws.size() < size_) throw shape_error("tad::program: workspace", size_, ws.size());
   }
+  std::span<T> pack(const results& r) const { return {r.ws + pack_, pack_size_}; }
   results bind(std::span<T> ws) const {
     results r = shapes_;
     r.ws = ws.data();
@@ -239,6 +247,10 @@ class program {
         p.dy = take(am * bn);
         if constexpr (!A::view) p.a = take(a[0] * a[1]), p.da = take(a[0] * a[1]);
         if constexpr (!B::view) p.b = take(b[0] * b[1]), p.db = take(b[0] * b[1]);
+        // The forward's GEMM and the backward's (either orientation of a transposed operand's).
+        for (const auto& g : {std::array{am, bn, ak}, std::array{am, ak, bn}, std::array{ak, am, bn},
+                              std::array{ak, bn, am}, std::array{bn, ak, am}})
+          pack_size_ = std::max(pack_size_, detail::gemm_pack_elements<T>(g[0], g[1], g[2]));
         alias_[k] = k;
         // Shared only when every rule in it is linear in the adjoint: the backward then runs
         // once on the sum of the uses' adjoints (a clip or an overridden rule would not).
@@ -298,7 +310,7 @@ class program {
         auto y = detail::dense_map<T>(r.ws + r.offset[k], r.rows[k], r.cols[k]);
         with_operand<true>(n.lhs, r, base, p.a_rows, p.a_cols, p.a, [&](const auto& a) {
           with_operand<true>(n.rhs, r, base_b, p.b_rows, p.b_cols, p.b,
-                             [&](const auto& b) { detail::assign_product<false>(y, a * b); });
+                             [&](const auto& b) { detail::assign_product<false>(y, a * b, pack(r)); });
         });
       }
     }

@@ -165,20 +165,20 @@ void program<E>::operand_backward(const O& o, const results& r, std::size_t base
       // The operand is a product: its adjoint, of which this is the only writer.
       const std::size_t q = base + detail::count_products<I>() - 1;
       auto d = detail::dense_map<T>(r.ws + layout_[q].dy, rows, cols);
-      if constexpr (none) d.setZero(); else g([&](const auto& expr) { detail::assign_product<false>(d, expr); });
+      if constexpr (none) d.setZero(); else g([&](const auto& expr) { detail::assign_product<false>(d, expr, pack(r)); });
     } else if constexpr (op::view) {
       // A variable: its gradient, summed with its other uses.
       const auto add = [&](const auto& target) {
         using V = std::remove_cvref_t<decltype(target.var)>;
         if constexpr (detail::same_name<V::name, L::name>) {
           auto d = detail::dense_map<T>(target.data, rows, cols);
-          g([&](const auto& expr) { detail::assign_product<true>(d, expr); });
+          g([&](const auto& expr) { detail::assign_product<true>(d, expr, pack(r)); });
         }
       };
       (add(t), ...);
     } else {
       auto d = detail::dense_map<T>(r.ws + buf, rows, cols);
-      g([&](const auto& expr) { detail::assign_product<false>(d, expr); });
+      g([&](const auto& expr) { detail::assign_product<false>(d, expr, pack(r)); });
       // (The index of each target by an index sequence: the order in which function arguments
       // are evaluated is unspecified.)
       const auto wrt_scratch = [&]<std::size_t at, class V>(const V& target) {
