@@ -25,6 +25,12 @@ inline constexpr bool same_name = A.view() == B.view();
 /// standing for matrix products' results (`@prod000`), an operand's canonical names (`@v00001`).
 template <fixed_string Name>
 inline constexpr bool user_name_v = Name.view().empty() || Name.view()[0] != '@';
+/// tad::var's check of its name (one message for all its overloads).
+template <fixed_string Name>
+constexpr void require_user_name() {
+  static_assert(user_name_v<Name>, "tad::var<name>: a name beginning with '@' is reserved for tad's own "
+                                   "leaves (the results of matrix products)");
+}
 
 /// A variable's name spelled as a type for diagnostics: `variable_name<'x'>`. Both compilers
 /// print a char argument as a character, while clang 14 prints a fixed_string argument as an

@@ -23,8 +23,7 @@ namespace tad {
 /// Eigen matrix, vector or Map (row- or column-major, with strides: core/eigen_views.hpp).
 template <fixed_string Name, class X>
 constexpr auto var(X&& x) noexcept {
-  static_assert(detail::user_name_v<Name>, "tad::var<name>: a name beginning with '@' is reserved for tad's own "
-                                          "leaves (the results of matrix products)");
+  detail::require_user_name<Name>();
   using U = std::remove_cvref_t<X>;
   if constexpr (real<U>) {
     if constexpr (std::is_lvalue_reference_v<X>) {
@@ -60,8 +59,7 @@ constexpr auto var(X&& x) noexcept {
 /// `var<"x">(p, n)`: a variable viewing `n` elements starting at `p`.
 template <fixed_string Name, real T>
 constexpr array_var<Name, T> var(const T* p, std::size_t n) noexcept {
-  static_assert(detail::user_name_v<Name>, "tad::var<name>: a name beginning with '@' is reserved for tad's own "
-                                          "leaves (the results of matrix products)");
+  detail::require_user_name<Name>();
   return {p, n};
 }
 
@@ -69,8 +67,7 @@ constexpr array_var<Name, T> var(const T* p, std::size_t n) noexcept {
 /// row-major (row r starts at `p + r * cols`). Throws std::length_error if rows * cols overflows.
 template <fixed_string Name, real T>
 constexpr matrix_var<Name, T> var(const T* p, std::size_t rows, std::size_t cols) {
-  static_assert(detail::user_name_v<Name>, "tad::var<name>: a name beginning with '@' is reserved for tad's own "
-                                          "leaves (the results of matrix products)");
+  detail::require_user_name<Name>();
   return {p, detail::matrix_area(rows, cols, "tad::var<name>(p, rows, cols)"), rows, cols};
 }
 
@@ -80,8 +77,7 @@ constexpr matrix_var<Name, T> var(const T* p, std::size_t rows, std::size_t cols
 /// std::length_error if the view's extent overflows.
 template <fixed_string Name, real T>
 constexpr strided_matrix_var<Name, T> var(const T* p, std::size_t rows, std::size_t cols, std::size_t ld) {
-  static_assert(detail::user_name_v<Name>, "tad::var<name>: a name beginning with '@' is reserved for tad's own "
-                                          "leaves (the results of matrix products)");
+  detail::require_user_name<Name>();
   return {p, detail::strided_area(rows, cols, ld, "tad::var<name>(p, rows, cols, ld)"), rows, cols, ld};
 }
 

@@ -114,8 +114,8 @@ constexpr auto canonical_target(const wrt_target<X, T>& t) {
                           t.col_stride};
 }
 
-/// e (leaf I of Root and onwards) with every variable under its canonical name in Root.
-template <class Root, std::size_t I, class E>
+/// e (a subtree of Root) with every variable under its canonical name in Root.
+template <class Root, class E>
 constexpr auto canonical_from(const E& e) {
   if constexpr (is_leaf_v<E>) {
     if constexpr (renamed_variable<E>()) {
@@ -125,14 +125,14 @@ constexpr auto canonical_from(const E& e) {
     }
   } else {
     return [&]<std::size_t... K>(std::index_sequence<K...>) {
-      return rebuild(e.op, canonical_from<Root, child_leaf_offset<E, K, I>()>(child<K>(e))...);
+      return rebuild(e.op, canonical_from<Root>(child<K>(e))...);
     }(std::make_index_sequence<E::arity>{});
   }
 }
 /// E with canonical variable names.
 template <class E>
 constexpr auto canonical(const E& e) {
-  return canonical_from<E, 0>(e);
+  return canonical_from<E>(e);
 }
 
 }  // namespace tad::detail

@@ -134,15 +134,10 @@ constexpr void mark_live(std::array<bool, NP>& live) {
     }(std::make_index_sequence<E::arity>{});
   }
 }
-template <class E, class... Vs>
-constexpr auto live_products() {
-  std::array<bool, count_products<E>()> live{};
-  mark_live<E, 0, true, count_products<E>(), Vs...>(live);
-  return live;
-}
-/// The same for a subtree E that an adjoint reaches (Flows) or not, its products numbered from 0.
+/// live_products<E, Flows, Vs...>: for E, whose products are numbered from 0, and which an
+/// adjoint reaches (Flows: the whole expression, or a subtree an adjoint flows into) or not.
 template <class E, bool Flows, class... Vs>
-constexpr auto live_products_in() {
+constexpr auto live_products() {
   std::array<bool, count_products<E>()> live{};
   mark_live<E, 0, Flows, count_products<E>(), Vs...>(live);
   return live;

@@ -110,7 +110,7 @@ auto program<E>::product_target(const results& r, std::size_t q) const {
 template <class E>
 template <class L, class S, bool Flows, class... X>
 auto program<E>::inner_product_targets(const results& r, std::size_t base) const {
-  constexpr auto live = detail::live_products_in<S, Flows, X...>();
+  constexpr auto live = detail::live_products<S, Flows, X...>();
   constexpr auto ranks = detail::product_ranks<S>();
   return [&]<std::size_t... P>(std::index_sequence<P...>) {
     return std::tuple_cat([&] {
@@ -352,7 +352,7 @@ auto program<E>::grad_checked(std::span<T> ws, const wrt_target<X, T>&... t) con
   }
   const T v = std::apply([&](const auto&... w) { return detail::run_gradient(top, detail::bind_extents(top), t..., w...); },
                          inner_product_targets<L, E, true, X...>(r, 0));
-  constexpr auto live = detail::live_products<E, X...>();
+  constexpr auto live = detail::live_products<E, true, X...>();
   for (std::size_t k = 0; k < products; ++k) {
     const std::size_t j = alias_[k];
     if (j != k && live[k]) {
