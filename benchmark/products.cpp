@@ -5,6 +5,7 @@
 //
 //   benchmark/processes.py build/bench/benchmark/bench.products SQ 256 --processes 8 --baseline eigen
 //   benchmark/processes.py build/bench/benchmark/bench.products SQ 1024 --processes 4 --baseline eigen
+//   benchmark/processes.py build/bench/benchmark/bench.products SQ 4 --processes 6 --baseline eigen
 #include "harness.hpp"
 
 #include <tad/linalg.hpp>
@@ -90,7 +91,9 @@ void sq_eigen(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(sq_tad)->Name("SQ_tad")->Arg(256)->Arg(1024);
-BENCHMARK(sq_eigen)->Name("SQ_eigen")->Arg(256)->Arg(1024);
+// 4 and 16: products Eigen's `*` runs coefficient by coefficient (rows + depth + cols < 20) or
+// through GEMM on tiny blocks, where a program calls the GEMM kernel directly (decisions.md 48).
+BENCHMARK(sq_tad)->Name("SQ_tad")->Arg(4)->Arg(16)->Arg(256)->Arg(1024);
+BENCHMARK(sq_eigen)->Name("SQ_eigen")->Arg(4)->Arg(16)->Arg(256)->Arg(1024);
 
 BENCHMARK_MAIN();

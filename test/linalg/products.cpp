@@ -329,10 +329,22 @@ void check_kernel_layouts(std::size_t m, std::size_t k, std::size_t n) {
 /// Eigen's GEMM and GEMV kernels as tad calls them (eval/eigen_products.hpp), against plain
 /// loops: every pair of storage orders, as stored and transposed, with padded leading
 /// dimensions; results of one row or one column (GEMV; its row-major kernel needs a unit-stride
-/// vector, else GEMM runs), an empty depth, and both = and +=.
+/// vector, else GEMM runs), an empty depth, and both = and +=. Products whose extents sum to
+/// less than 20 take tad's own small loop (the first seven shapes), the rest the kernels: 4 x 9
+/// x 7 is the first size GEMM takes, 1 x 12 x 9, 14 x 9 x 1 and 1 x 25 x 1 run GEMV.
 BOOST_AUTO_TEST_CASE(products_on_eigens_kernels) {
-  const std::array<extents3, 8> shapes{{{1, 1, 1}, {1, 5, 7}, {6, 5, 1}, {1, 4, 1}, {6, 0, 7}, {3, 5, 7}, {17, 9, 13},
-                                        {0, 3, 2}}};
+  const std::array<extents3, 12> shapes{{{1, 1, 1},
+                                         {1, 5, 7},
+                                         {6, 5, 1},
+                                         {1, 4, 1},
+                                         {6, 0, 7},
+                                         {3, 5, 7},
+                                         {0, 3, 2},
+                                         {4, 9, 7},
+                                         {17, 9, 13},
+                                         {1, 12, 9},
+                                         {14, 9, 1},
+                                         {1, 25, 1}}};
   for (const auto& e : shapes) {
     check_kernel_layouts<true, true, false, false>(e.m, e.k, e.n);
     check_kernel_layouts<true, false, false, false>(e.m, e.k, e.n);

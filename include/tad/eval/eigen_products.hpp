@@ -8,7 +8,9 @@
 /// operands (maps with a unit inner stride, or their transposes), so it calls the kernels
 /// Eigen's dispatch ends in: `general_matrix_matrix_product` when both extents of the result
 /// exceed one, `general_matrix_vector_product` when one of them is one (Eigen makes the same
-/// choice at run time). Any other expression (an operand with an inner stride, a rule's
+/// choice at run time), and a loop of its own for a small product (as Eigen's `*` does: below
+/// 20 for rows + depth + cols, the kernels' blocking and packing cost more than the
+/// arithmetic). Any other expression (an operand with an inner stride, a rule's
 /// expression that is not a plain product) goes through Eigen's public assignment.
 ///
 /// The kernels are Eigen's internal API: used with Eigen 3.4 only (the version tad requires,
@@ -62,6 +64,28 @@ void kernel_gemv(Eigen::Index rows, Eigen::Index cols, const T* m, Eigen::Index 
                                                                                        rhs(x, incx), y, 1, alpha);
 }
 
+/// Below this sum of a product's extents (rows + depth + cols) the kernels cost more than the
+/// arithmetic: a program's 4 x 4 x 4 products took 1.6x the time of Eigen's `*`, which runs
+/// them coefficient by coefficient (its EIGEN_GEMM_TO_COEFFBASED_THRESHOLD, also 20).
+inline constexpr Eigen::Index small_product_extents = 20;
+
+/// c (row-major, m x n, leading dimension n) += a b coefficient by coefficient, for the small
+/// products below small_product_extents: a(i, p) at a[i ai + p ap], b(p, j) at b[p bp + j bj].
+/// One function per T whatever the storage orders (doc/decisions.md 50).
+template <class T>
+void small_product_add(T* c, Eigen::Index m, Eigen::Index n, Eigen::Index k, const T* a, Eigen::Index ai,
+                       Eigen::Index ap, const T* b, Eigen::Index bp, Eigen::Index bj) {
+  for (Eigen::Index i = 0; i < m; ++i) {
+    for (Eigen::Index j = 0; j < n; ++j) {
+      const T* x = a + i * ai;
+      const T* y = b + j * bj;
+      T s = c[i * n + j];
+      for (Eigen::Index p = 0; p < k; ++p, x += ap, y += bp) s += *x * *y;
+      c[i * n + j] = s;
+    }
+  }
+}
+
 /// The blocking of one GEMM into a row-major m x n destination over depth k: the cache blocks
 /// Eigen's gemm_blocking_space computes, with the packing buffers placed in caller memory.
 template <class T>
@@ -98,13 +122,14 @@ class placed_blocking : public Eigen::internal::level3_blocking<T, T> {
 /// kernels are not used).
 template <class T>
 std::size_t gemm_pack_elements(std::size_t m, std::size_t n, std::size_t k) {
-  if (m == 0 || n == 0 || k == 0) return 0;
+  if (m == 0 || n == 0 || k == 0 || m + n + k < static_cast<std::size_t>(small_product_extents)) return 0;
   return placed_blocking<T>(static_cast<Eigen::Index>(m), static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(k))
       .elements();
 }
 
-/// c (row-major, m x n, leading dimension n) += a b, a and b read in place by Eigen's kernels;
-/// the GEMM's packing buffers in `pack` when it is large enough, else where Eigen puts them.
+/// c (row-major, m x n, leading dimension n) += a b, a and b read in place by Eigen's kernels
+/// (by small_product_add when the product is small); the GEMM's packing buffers in `pack` when
+/// it is large enough, else where Eigen puts them.
 template <class T, class A, class B>
 void kernel_product_add(T* c, const A& a, const B& b, std::span<T> pack) {
   namespace ei = Eigen::internal;
@@ -119,7 +144,10 @@ void kernel_product_add(T* c, const A& a, const B& b, std::span<T> pack) {
   // The stride between consecutive elements of a's row i and of b's column j.
   const Index a_row_step = oa == Eigen::RowMajor ? 1 : lda;
   const Index b_col_step = ob == Eigen::RowMajor ? ldb : 1;
-  if (n == 1 && (oa == Eigen::ColMajor || b_col_step == 1)) {
+  if (m + n + k < small_product_extents) {
+    small_product_add(c, m, n, k, pa, oa == Eigen::RowMajor ? lda : 1, a_row_step, pb, b_col_step,
+                      ob == Eigen::RowMajor ? 1 : ldb);
+  } else if (n == 1 && (oa == Eigen::ColMajor || b_col_step == 1)) {
     kernel_gemv<oa>(m, k, pa, lda, pb, b_col_step, c, T(1));  // c = a b, b one column
   } else if (m == 1 && (ob == Eigen::RowMajor || a_row_step == 1)) {
     // c^T = b^T a^T: b^T has the other storage order and the same leading dimension.
