@@ -411,6 +411,36 @@ BOOST_AUTO_TEST_CASE(staged_gradient_buffers_in_a_program) {
   BOOST_CHECK_THROW((void)tad::wrt(Z, same_column), std::invalid_argument);
 }
 
+// A scalar variable's gradient into an element of an input array: the program writes it when
+// the engine around the products ends, before the product's backward reads A, so it is
+// refused as an array's buffer is (the expression's value and gradients by formula apart).
+BOOST_AUTO_TEST_CASE(a_scalar_gradient_into_an_input_array_is_refused) {
+  const dmat a = random_matrix(4, 3, 53), w = random_matrix(3, 2, 54);
+  std::vector<double> av = a.v, wv = w.v;
+  double s = 1.5;
+  const auto A = tad::var<"A">(av.data(), 4, 3);
+  const auto W = tad::var<"W">(wv.data(), 3, 2);
+  const auto S = tad::var<"s">(s);
+  const tad::program p(tad::sum(tad::square(tad::matmul(A, W))) * S);
+  std::vector<double> gw(6, 0.0);
+  try {
+    (void)p.grad_into(tad::wrt(S, av[2]), tad::wrt(W, gw));
+    BOOST_FAIL("no exception");
+  } catch (const std::invalid_argument& e) {
+    BOOST_TEST(std::string(e.what()) ==
+               "tad::program::grad_into: gradient buffer of 's' overlaps an input array of the expression");
+  }
+  BOOST_TEST(av == a.v);
+  double gs = 0;
+  const double value = p.grad_into(tad::wrt(S, gs), tad::wrt(W, gw));
+  const dmat y = product(a, w);
+  double squares = 0;
+  for (double v : y.v) squares += v * v;
+  BOOST_TEST(std::abs(value - s * squares) <= 1e-13 * squares);
+  BOOST_TEST(std::abs(gs - squares) <= 1e-13 * squares);  // d/ds of s sum((A W)^2)
+  BOOST_TEST(relative_error(gw, product(transposed(a), scaled_copy(y, 2.0 * s))) <= 1e-13);  // 2 s A^T (A W)
+}
+
 // A program checks the gradient buffers as tad::grad_into does, on its whole expression and
 // before it writes anything: shape, length, overlap with any input array (here A, which only a
 // product reads) or with the workspace.

@@ -290,7 +290,8 @@ auto program<E>::grad_with(std::span<T> ws, const wrt_target<X, T2>&... t) const
     };
     (bound(t), ...);
     // The buffer: its shape when it knows one, its length, and that it overlaps no input
-    // array (a staged buffer: the whole span of its strides) and not the workspace.
+    // array (a staged buffer: the whole span of its strides; a scalar's one element) and not
+    // the workspace.
     const auto buffer = [&](const auto& target) {
       using V = std::remove_cvref_t<decltype(target.var)>;
       if constexpr (V::is_array) {
@@ -300,10 +301,12 @@ auto program<E>::grad_with(std::span<T> ws, const wrt_target<X, T2>&... t) const
                                        {target.var.rows, target.var.cols});
         }
         if (target.size != target.var.size) detail::throw_target_length(api, V::name.view(), target.var.size, target.size);
-        for (const detail::array_view_info<T>& a : arrays) {
-          if (detail::overlaps(target.data, detail::target_span(target), a.data, a.span))
-            detail::throw_target_overlap(api, V::name.view(), "an input array of the expression");
-        }
+      }
+      // (A scalar's too: it is written when the engine ends, before the products' backward
+      // reads their operands.)
+      for (const detail::array_view_info<T>& a : arrays) {
+        if (detail::overlaps(target.data, detail::target_span(target), a.data, a.span))
+          detail::throw_target_overlap(api, V::name.view(), "an input array of the expression");
       }
     };
     (buffer(t), ...);
