@@ -330,8 +330,9 @@ void check_kernel_layouts(std::size_t m, std::size_t k, std::size_t n) {
 /// loops: every pair of storage orders, as stored and transposed, with padded leading
 /// dimensions; results of one row or one column (GEMV; its row-major kernel needs a unit-stride
 /// vector, else GEMM runs), an empty depth, and both = and +=. Products whose extents sum to
-/// less than 20 take tad's own small loop (the first seven shapes), the rest the kernels: 4 x 9
-/// x 7 is the first size GEMM takes, 1 x 12 x 9, 14 x 9 x 1 and 1 x 25 x 1 run GEMV.
+/// less than 20 take tad's own small loop (the first six shapes but 6 x 0 x 7; it and 0 x 3 x 2
+/// are empty, done before any kernel), the rest the kernels: 4 x 9 x 7 is the first size GEMM
+/// takes, 1 x 12 x 9, 14 x 9 x 1 and 1 x 25 x 1 run GEMV.
 BOOST_AUTO_TEST_CASE(products_on_eigens_kernels) {
   const std::array<extents3, 12> shapes{{{1, 1, 1},
                                          {1, 5, 7},

@@ -441,6 +441,47 @@ BOOST_AUTO_TEST_CASE(a_scalar_gradient_into_an_input_array_is_refused) {
   BOOST_TEST(relative_error(gw, product(transposed(a), scaled_copy(y, 2.0 * s))) <= 1e-13);  // 2 s A^T (A W)
 }
 
+// A scalar variable in a product's operand is read again by the product's backward, after the
+// engine around the products has written the gradients (0 into a scalar it does not hold, and
+// into an array target it zero-fills). A program reads each scalar once, before anything is
+// written, so a gradient buffer may hold one, as with tad::grad_into: the scalar's own storage,
+// or an element of another variable's buffer. Gradients by formula: for sum((s A) W), dA = s
+// times W's row sums in every row, ds = sum(A W).
+BOOST_AUTO_TEST_CASE(a_gradient_buffer_may_hold_a_scalar_variable) {
+  const dmat a = random_matrix(4, 3, 55), w = random_matrix(3, 2, 56);
+  std::vector<double> av = a.v, wv = w.v;
+  const auto A = tad::var<"A">(av.data(), 4, 3);
+  const auto W = tad::constant(wv.data(), 3, 2);
+  const dmat y = product(a, w);
+  double sum_aw = 0;
+  for (double v : y.v) sum_aw += v;
+  const auto want_ga = [&](double s) {
+    dmat g = a;
+    for (std::size_t i = 0; i < 4; ++i)
+      for (std::size_t p = 0; p < 3; ++p) g(i, p) = s * (w(p, 0) + w(p, 1));
+    return g;
+  };
+  {  // s's gradient into s itself
+    double s = 1.5;
+    const auto S = tad::var<"s">(s);
+    const tad::program prog(tad::sum(tad::matmul(S * A, W)));
+    std::vector<double> ga(12, 0.0);
+    const double value = prog.grad_into(tad::wrt(S, s), tad::wrt(A, ga));
+    BOOST_TEST(std::abs(value - 1.5 * sum_aw) <= 1e-13 * std::max(1.0, std::abs(sum_aw)));
+    BOOST_TEST(std::abs(s - sum_aw) <= 1e-13 * std::max(1.0, std::abs(sum_aw)));
+    BOOST_TEST(relative_error(ga, want_ga(1.5)) <= 1e-13);
+  }
+  {  // s is an element of A's gradient buffer
+    std::vector<double> ga(12, 0.0);
+    ga[5] = -0.75;
+    const auto S = tad::var<"s">(ga[5]);
+    const tad::program prog(tad::sum(tad::matmul(S * A, W)));
+    const double value = prog.grad_into(tad::wrt(A, ga));
+    BOOST_TEST(std::abs(value + 0.75 * sum_aw) <= 1e-13 * std::max(1.0, std::abs(sum_aw)));
+    BOOST_TEST(relative_error(ga, want_ga(-0.75)) <= 1e-13);
+  }
+}
+
 // A program checks the gradient buffers as tad::grad_into does, on its whole expression and
 // before it writes anything: shape, length, overlap with any input array (here A, which only a
 // product reads) or with the workspace.

@@ -66,8 +66,9 @@ void kernel_gemv(Eigen::Index rows, Eigen::Index cols, const T* m, Eigen::Index 
 
 /// Below this sum of a product's extents (rows + depth + cols) the kernels cost more than the
 /// arithmetic: a program's 4 x 4 x 4 products took 1.6x the time of Eigen's `*`, which runs
-/// them coefficient by coefficient (its EIGEN_GEMM_TO_COEFFBASED_THRESHOLD, also 20).
-inline constexpr Eigen::Index small_product_extents = 20;
+/// them coefficient by coefficient. The same threshold as Eigen's (20 unless a program
+/// defines EIGEN_GEMM_TO_COEFFBASED_THRESHOLD before including Eigen).
+inline constexpr Eigen::Index small_product_extents = EIGEN_GEMM_TO_COEFFBASED_THRESHOLD;
 
 /// c (row-major, m x n, leading dimension n) += a b coefficient by coefficient, for the small
 /// products below small_product_extents: a(i, p) at a[i ai + p ap], b(p, j) at b[p bp + j bj].

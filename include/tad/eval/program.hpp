@@ -361,7 +361,7 @@ class program {
   template <class... X, class... T2>
   T grad_with(std::span<T> ws, const wrt_target<X, T2>&... t) const;
   template <class... X>
-  T grad_checked(std::span<T> ws, const wrt_target<X, T>&... t) const;
+  T grad_checked(const E& e, std::span<T> ws, const wrt_target<X, T>&... t) const;
 };
 
 template <class E>

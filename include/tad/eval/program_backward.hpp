@@ -315,16 +315,27 @@ auto program<E>::grad_with(std::span<T> ws, const wrt_target<X, T2>&... t) const
         detail::throw_target_overlap(api, std::remove_cvref_t<decltype(target.var)>::name.view(), "the workspace");
     };
     (apart(t), ...);
-    return grad_checked(ws, t...);
+    if constexpr (detail::holds_ref<E>()) {
+      // A scalar variable (or constant_ref) bound to an lvalue is read where it is used: the
+      // products' backward reads it after the engine around them has written the gradients,
+      // and a gradient buffer may hold it (`wrt(s, s)`, `var<"s">(g[0])` with `wrt(X, g)`).
+      // So each is read once, here, before anything is written.
+      E e = e_;
+      detail::freeze(e);
+      return grad_checked(e, ws, t...);
+    } else {
+      return grad_checked(e_, ws, t...);
+    }
   }
 }
 
-/// grad_with after its checks: the targets of variables E lacks and staged targets first; then
-/// the forward, the engine on the expression around the products (its value, the gradients of
-/// the variables it holds and the outermost products' adjoints), and the products' backward.
+/// grad_with after its checks, on e (e_, or a copy of it with its scalars read): the targets of
+/// variables E lacks and staged targets first; then the forward, the engine on the expression
+/// around the products (its value, the gradients of the variables it holds and the outermost
+/// products' adjoints), and the products' backward.
 template <class E>
 template <class... X>
-auto program<E>::grad_checked(std::span<T> ws, const wrt_target<X, T>&... t) const -> T {
+auto program<E>::grad_checked(const E& e, std::span<T> ws, const wrt_target<X, T>&... t) const -> T {
   if constexpr (!(detail::contains_var<E, X::name>::value && ...)) {
     // Variables E does not contain: a zero gradient, written here; the rest sees E's only
     // (the workspace's scratch and staging are sized by E's variables).
@@ -337,14 +348,14 @@ auto program<E>::grad_checked(std::span<T> ws, const wrt_target<X, T>&... t) con
         return std::tuple<>{};
       }
     };
-    return std::apply([&](const auto&... p) { return grad_checked(ws, p...); }, std::tuple_cat(present(t)...));
+    return std::apply([&](const auto&... p) { return grad_checked(e, ws, p...); }, std::tuple_cat(present(t)...));
   } else if (detail::staging_size(t...) != 0) {  // a strided or column-major gradient buffer
     // (Each staged share fits: staging holds every variable of E.)
-    return detail::through_staging(ws.data() + staging_, [&](const auto&... d) { return grad_checked(ws, d...); }, t...);
+    return detail::through_staging(ws.data() + staging_, [&](const auto&... d) { return grad_checked(e, ws, d...); }, t...);
   }
   const results r = bind(ws);
-  forward(e_, r, 0);
-  const auto top = detail::lower<0>(e_, r);
+  forward(e, r, 0);
+  const auto top = detail::lower<0>(e, r);
   using L = std::remove_cvref_t<decltype(top)>;
   // Scratch for the targets, from the end of the products' buffers.
   std::array<T*, sizeof...(X)> scratch{};
@@ -365,7 +376,7 @@ auto program<E>::grad_checked(std::span<T> ws, const wrt_target<X, T>&... t) con
       for (std::size_t i = 0; i < count; ++i) to[i] += from[i];
     }
   }
-  backward<E, true>(e_, r, 0, scratch, t...);
+  backward<E, true>(e, r, 0, scratch, t...);
   return v;
 }
 
