@@ -16,6 +16,7 @@
 #include <tad/eval/eigen_maps.hpp>
 #include <tad/eval/eigen_products.hpp>
 #include <tad/eval/products.hpp>
+#include <tad/eval/workspace_pool.hpp>
 #include <tad/ops/linalg.hpp>
 
 #include <Eigen/Core>
@@ -37,11 +38,14 @@ namespace tad {
 /// Evaluates the expression E (which may hold matrix products) again and again: its value, its
 /// gradient with respect to any of its variables, into the caller's buffers, with every
 /// intermediate (products' results and adjoints, evaluated operands) in one workspace that the
-/// program allocates once, at construction, or that the caller provides. The calls without a
-/// workspace argument use the program's own, so one program is not shared by threads that way;
-/// threads share one (const) program by giving each call a workspace of their own
-/// (`workspace_size()` elements). The expression's leaves view the caller's data, as
-/// everywhere in tad: the program reads them at each call.
+/// program allocates at construction, or that the caller provides (`workspace_size()`
+/// elements). Every member is const and may be called from any number of threads at once
+/// (decisions.md 52): a call without a workspace argument leases one of the program's own for
+/// its duration, the first if no other call holds it, else a spare, which it allocates only
+/// when more calls overlap than ever before and which the program keeps for later calls; a call
+/// with a workspace uses only the caller's. The expression's leaves view the caller's data, as
+/// everywhere in tad: the program reads them at each call (threads that share a program share
+/// its leaves' data, which no call writes; the gradient buffers are each call's own).
 template <class E>
 class program {
  public:
@@ -75,7 +79,7 @@ class program {
     size += variables;
     size_ = size;
     node_.fill(nullptr);  // pointers into this object's e_, for plan only
-    own_.assign(size_, T(0));
+    own_ = detail::workspace_pool<T>(size_);
   }
 
   /// The number of products an evaluation computes: the expression's, less those that repeat
@@ -93,13 +97,17 @@ class program {
   std::size_t result_cols() const { return top_shape().second; }
 
   /// The value of a scalar E; for an array E, see evaluate.
-  T value() const { return value_with(std::span<T>(own_)); }
+  T value() const {
+    const auto ws = own_.take();  // a workspace no other call holds, until this call returns
+    return value_with(ws.span());
+  }
   T value(std::span<T> ws) const { return value_with(ws); }
 
   /// Evaluates an array E into out (as tad::evaluate).
   template <class Out>
   void evaluate(Out&& out) const {
-    evaluate_with(std::span<T>(own_), out);
+    const auto ws = own_.take();
+    evaluate_with(ws.span(), out);
   }
   template <class Out>
   void evaluate(std::span<T> ws, Out&& out) const {
@@ -109,7 +117,8 @@ class program {
   /// Value of a scalar E; the gradients go into the caller's buffers, as tad::grad_into.
   template <class... X, class... T2>
   T grad_into(const wrt_target<X, T2>&... targets) const {
-    return grad_with(std::span<T>(own_), targets...);
+    const auto ws = own_.take();
+    return grad_with(ws.span(), targets...);
   }
   template <class... X, class... T2>
   T grad_into(std::span<T> ws, const wrt_target<X, T2>&... targets) const {
@@ -120,8 +129,9 @@ class program {
   template <class... X>
   auto grad(const X&... x) const {
     std::tuple<T, detail::gradient_t<T, X>...> result{T(0), detail::make_gradient<T>(x)...};
+    const auto ws = own_.take();
     [&]<std::size_t... K>(std::index_sequence<K...>) {
-      std::get<0>(result) = grad_with(std::span<T>(own_), wrt(x, std::get<K + 1>(result))...);
+      std::get<0>(result) = grad_with(ws.span(), wrt(x, std::get<K + 1>(result))...);
     }(std::index_sequence_for<X...>{});
     return result;
   }
@@ -152,7 +162,7 @@ class program {
   std::size_t scratch_ = 0;
   std::size_t staging_ = 0;
   std::size_t size_ = 0;
-  mutable std::vector<T> own_;  // the calls without a workspace argument use it
+  detail::workspace_pool<T> own_;  // for the calls without a workspace argument (thread-safe)
 
   std::pair<std::size_t, std::size_t> top_shape() const {
     const auto top = detail::lower<0>(e_, shapes_);
