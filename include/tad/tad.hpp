@@ -30,6 +30,7 @@
 #include <tad/ops/primitive.hpp>
 #include <tad/ops/reductions.hpp>
 #include <tad/ops/select.hpp>
+#include <tad/train/accumulate.hpp>
 #include <tad/train/optimizers.hpp>
 #include <tad/train/parameters.hpp>
 #include <tad/train/transforms.hpp>

@@ -1,15 +1,24 @@
 // Optimizers (tad/train/optimizers.hpp): the first steps of SGD, momentum (heavy-ball and
 // Nesterov), Adam and AdamW against their update formulas evaluated here in long double (not
 // the library's code), for float and double, array parameters at every length around the SIMD
-// width (unaligned) plus a scalar; schedules; bad learning rates and mismatched sets.
+// width (unaligned) plus a scalar; schedules; bad learning rates and mismatched sets. A run
+// checkpointed (state, step count and parameters written to a file), restored into a fresh
+// optimizer and resumed equals the uninterrupted run bit for bit; restore checks sizes.
 #include <train/common.hpp>
 
 #include <tad/tad.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
 #include <numbers>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace {
@@ -199,4 +208,179 @@ BOOST_AUTO_TEST_CASE(bad_rates_and_mismatched_sets_throw_and_change_nothing) {
   BOOST_CHECK_THROW(mo.apply_gradients(pxy, gyx), std::invalid_argument);  // lengths 2, 3 vs 3, 2
   BOOST_TEST((a == after_one));
   BOOST_CHECK_THROW(tad::gradient_set(pxy, std::span<double>(a.data(), 3)), std::invalid_argument);  // 3 < 5
+}
+
+// ---- checkpoints -------------------------------------------------------------------------------
+
+namespace {
+
+/// Raw bytes of a span, appended to / read from a binary stream.
+template <class T>
+void write_raw(std::ofstream& f, std::span<const T> s) {
+  f.write(reinterpret_cast<const char*>(s.data()), static_cast<std::streamsize>(s.size_bytes()));
+}
+template <class T>
+void read_raw(std::ifstream& f, std::span<T> s) {
+  f.read(reinterpret_cast<char*>(s.data()), static_cast<std::streamsize>(s.size_bytes()));
+}
+
+/// A loss whose gradient changes with the parameters (an array of 13 and a scalar) and with the
+/// minibatch t, drawn from the step number: sum(log(1 + (a - t)^2)) s + (s - 2)^2.
+template <class T>
+struct resumable {
+  tad_test::buffer<T> a{13}, t{13};
+  T s = T(0.5);
+  void start() {
+    tad_test::fill_uniform(a, -1, 1, 3);
+    s = T(0.5);
+  }
+  void batch(std::size_t step) { tad_test::fill_uniform(t, -1, 1, unsigned(100 + step)); }
+};
+
+/// Runs N + M steps of the optimizer `make(params)` builds, and N steps, a checkpoint to a file,
+/// every parameter and the optimizer thrown away, a fresh optimizer restored from the file and
+/// M more steps: the parameters, the state and the step count must be equal bit for bit. With
+/// `state_matters`, a fresh optimizer given only the parameters must end elsewhere (the test
+/// can fail).
+template <class T, class Make>
+void expect_bitwise_resume(Make make, const char* what, bool state_matters) {
+  constexpr std::size_t N = 7, M = 6;
+  resumable<T> r;
+  auto a = tad::var<"a">(r.a.cspan());
+  auto s = tad::var<"s">(r.s);
+  auto loss = tad::sum(tad::log(T(1) + tad::square(a - tad::constant(r.t.cspan())))) * s + tad::square(s - T(2));
+  tad::parameter_set params(a, s);
+  tad::gradient_set grads(params);
+  tad::clip_by_global_norm clip(2.0);
+  const auto bits = [&] {  // the parameters' bytes
+    std::vector<unsigned char> b((r.a.size() + 1) * sizeof(T));
+    std::memcpy(b.data(), r.a.data(), r.a.size() * sizeof(T));
+    std::memcpy(b.data() + r.a.size() * sizeof(T), &r.s, sizeof(T));
+    return b;
+  };
+  r.start();
+  auto straight = make(params);
+  for (std::size_t k = 0; k < N + M; ++k) {
+    r.batch(k);
+    tad::train_step(loss, params, grads, clip, straight);
+  }
+  const std::vector<unsigned char> want = bits();
+
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() /
+      ("tad_test_checkpoint_" + std::string(what) + "_" + std::to_string(sizeof(T)) + "_" +
+       std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
+  r.start();
+  {
+    auto first = make(params);
+    for (std::size_t k = 0; k < N; ++k) {
+      r.batch(k);
+      tad::train_step(loss, params, grads, clip, first);
+    }
+    std::ofstream f(file, std::ios::binary);
+    const std::uint64_t steps = first.steps(), size = first.state().size();
+    f.write(reinterpret_cast<const char*>(&steps), sizeof steps);
+    f.write(reinterpret_cast<const char*>(&size), sizeof size);
+    write_raw<T>(f, first.state());
+    write_raw<T>(f, r.a.cspan());
+    write_raw<T>(f, std::span<const T>(&r.s, 1));
+    BOOST_TEST_REQUIRE(f.good());
+  }
+  std::fill(r.a.begin(), r.a.end(), std::numeric_limits<T>::quiet_NaN());
+  r.s = std::numeric_limits<T>::quiet_NaN();
+  auto resumed = make(params);
+  {
+    std::ifstream f(file, std::ios::binary);
+    std::uint64_t steps = 0, size = 0;
+    f.read(reinterpret_cast<char*>(&steps), sizeof steps);
+    f.read(reinterpret_cast<char*>(&size), sizeof size);
+    std::vector<T> state(static_cast<std::size_t>(size));
+    read_raw<T>(f, std::span<T>(state));
+    read_raw<T>(f, r.a.span());
+    read_raw<T>(f, std::span<T>(&r.s, 1));
+    BOOST_TEST_REQUIRE(f.good());
+    resumed.restore(state, static_cast<std::size_t>(steps));
+  }
+  std::filesystem::remove(file);
+  const std::vector<unsigned char> at_checkpoint = bits();
+  for (std::size_t k = N; k < N + M; ++k) {
+    r.batch(k);
+    tad::train_step(loss, params, grads, clip, resumed);
+  }
+  BOOST_TEST(resumed.steps() == N + M, what);
+  BOOST_TEST((bits() == want), what << ": the resumed run's parameters differ from the uninterrupted run's");
+  BOOST_TEST(resumed.state().size() == straight.state().size());
+  BOOST_TEST(std::memcmp(resumed.state().data(), straight.state().data(), straight.state().size_bytes()) == 0,
+             what << ": the resumed run's optimizer state differs");
+  if (state_matters) {  // the same from the checkpoint's parameters alone: not equal
+    std::memcpy(r.a.data(), at_checkpoint.data(), r.a.size() * sizeof(T));
+    std::memcpy(&r.s, at_checkpoint.data() + r.a.size() * sizeof(T), sizeof(T));
+    auto forgetful = make(params);
+    for (std::size_t k = N; k < N + M; ++k) {
+      r.batch(k);
+      tad::train_step(loss, params, grads, clip, forgetful);
+    }
+    BOOST_TEST((bits() != want), what << ": the state made no difference, so the test proves nothing");
+  }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(a_resumed_run_equals_the_uninterrupted_one_bit_for_bit, T, reals) {
+  expect_bitwise_resume<T>([](const auto& p) { return tad::adam(p, 0.05); }, "adam", true);
+  expect_bitwise_resume<T>(
+      [](const auto& p) {
+        return tad::adamw(p, tad::cosine_decay{.init = 0.05, .total_steps = 13, .alpha = 0.1}, 0.1,
+                          {.beta1 = 0.8, .beta2 = 0.99, .eps = 1e-6});
+      },
+      "adamw_cosine", true);
+  expect_bitwise_resume<T>([](const auto& p) { return tad::momentum(p, 0.05, 0.9); }, "momentum", true);
+  expect_bitwise_resume<T>([](const auto& p) { return tad::momentum(p, 0.05, 0.8, true); }, "nesterov", true);
+  expect_bitwise_resume<T>([](const auto& p) { return tad::sgd(p, 0.05); }, "sgd", false);
+  // SGD's only state is the step count, which positions its schedule.
+  expect_bitwise_resume<T>([](const auto& p) { return tad::sgd(p, tad::exponential_decay{0.1, 0.5, 2}); },
+                           "sgd_decay", true);
+}
+
+BOOST_AUTO_TEST_CASE(restore_checks_the_state_size_and_changes_nothing_on_a_mismatch) {
+  std::vector<double> xv{1, 2, 3}, yv{4, 5};
+  auto x = tad::var<"x">(xv);
+  auto y = tad::var<"y">(yv);
+  tad::parameter_set pxy(x, y);
+  tad::parameter_set px(x);
+  tad::gradient_set g(pxy);
+  std::fill(g.all().begin(), g.all().end(), 0.5);
+  tad::adam opt(pxy, 0.1);
+  tad::momentum mom(pxy, 0.1, 0.9);
+  tad::sgd sg(pxy, 0.1);
+  opt.apply_gradients(pxy, g);
+  mom.apply_gradients(pxy, g);
+  BOOST_TEST(opt.state().size() == 10u);  // m, then v
+  BOOST_TEST(mom.state().size() == 5u);
+  BOOST_TEST(sg.state().empty());
+  BOOST_TEST(opt.state()[0] == opt.first_moment(0)[0]);
+  BOOST_TEST(opt.state()[5] == opt.second_moment(0)[0]);
+  BOOST_TEST(opt.state()[3] == opt.first_moment(1)[0]);
+  const std::vector<double> adam_state(opt.state().begin(), opt.state().end());
+  const std::vector<double> mom_state(mom.state().begin(), mom.state().end());
+  tad_test::expect_message<std::invalid_argument>(
+      [&] { opt.restore(mom_state, 7); },
+      "tad::adam::restore(state, steps): the saved state holds 5 elements, this optimizer's 10 "
+      "(m and v: two elements per parameter element)");
+  tad::adam other(px, 0.1);
+  BOOST_CHECK_THROW(other.restore(adam_state, 7), std::invalid_argument);  // 10 for 3 parameter elements
+  BOOST_CHECK_THROW(mom.restore(adam_state, 7), std::invalid_argument);
+  BOOST_CHECK_THROW(sg.restore(mom_state, 7), std::invalid_argument);
+  BOOST_TEST(opt.steps() == 1u);
+  BOOST_TEST(mom.steps() == 1u);
+  BOOST_TEST(sg.steps() == 0u);
+  BOOST_TEST((std::vector<double>(opt.state().begin(), opt.state().end()) == adam_state));
+  BOOST_TEST((std::vector<double>(mom.state().begin(), mom.state().end()) == mom_state));
+  // A matching state: copied, with the step count.
+  tad::adam fresh(pxy, 0.1);
+  fresh.restore(adam_state, 1);
+  BOOST_TEST(fresh.steps() == 1u);
+  BOOST_TEST(fresh.second_moment(1)[1] == opt.second_moment(1)[1]);
+  sg.restore({}, 4);
+  BOOST_TEST(sg.steps() == 4u);
 }

@@ -3,6 +3,8 @@
 // zero-norm, infinite and NaN gradients and empty arrays; skip_if_not_finite leaves parameters
 // and optimizer state bit-identical; compute_gradients and train_step; user-defined
 // transforms; bad arguments throw; no allocation in a training step after construction.
+// Gradient accumulation (tad/train/accumulate.hpp): k minibatches sum (and average) to the
+// full batch's gradient from its formula; pending scales; errors; no allocation.
 #include <support/alloc_counter.hpp>
 #include <train/common.hpp>
 
@@ -324,4 +326,200 @@ BOOST_AUTO_TEST_CASE(train_step_with_temporaries_tuples_and_bad_schedules) {
   BOOST_TEST(grads[0][0] == 42.0);
   BOOST_TEST(av == 0.0);
   BOOST_TEST(opt.steps() == 1u);
+}
+
+// ---- gradient accumulation (tad/train/accumulate.hpp) ------------------------------------------
+
+namespace {
+/// k minibatches t_j of n targets; the loss of minibatch j is
+/// L_j = sum(log(1 + (a - t_j)^2)) + c^2 sum(t_j), so the full batch's sum has the gradient
+/// dL/da_i = sum_j 2 (a_i - t_ji) / (1 + (a_i - t_ji)^2) and dL/dc = 2 c sum_j sum_i t_ji.
+template <class T>
+struct minibatches {
+  static constexpr std::size_t k = 4;
+  std::size_t n;
+  tad_test::buffer<T> a, tb;  // the parameter and the minibatch buffer the loss views
+  T c = T(0.375);
+  std::vector<std::vector<T>> t;
+  explicit minibatches(std::size_t len) : n(len), a(len), tb(len), t(k, std::vector<T>(len)) {
+    tad_test::fill_uniform(a, -1, 1, 2);
+    for (std::size_t j = 0; j < k; ++j) tad_test::fill_uniform(t[j], -1, 1, unsigned(10 + j));
+  }
+  void load(std::size_t j) { std::copy(t[j].begin(), t[j].end(), tb.begin()); }
+  /// The full batch's loss and gradient (a, then c) from the formula, in long double.
+  std::pair<long double, std::vector<long double>> full() const {
+    std::vector<long double> g(n + 1, 0);
+    long double loss = 0, st = 0;
+    for (std::size_t j = 0; j < k; ++j)
+      for (std::size_t i = 0; i < n; ++i) {
+        const long double d = (long double)a[i] - (long double)t[j][i];
+        loss += std::log(1 + d * d);
+        g[i] += 2 * d / (1 + d * d);
+        st += t[j][i];
+      }
+    loss += (long double)c * c * st;
+    g[n] = 2 * (long double)c * st;
+    return {loss, g};
+  }
+};
+
+template <class T>
+void expect_gradient(tad::gradient_set<T>& g, const std::vector<long double>& want, long double factor,
+                     const char* what, std::size_t n) {
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    if (!tad_test::close(double(g[0][i]), double(want[i] * factor), tol<T>() * 10)) ++bad;
+  BOOST_TEST(bad == 0u, what << " (n = " << n << "): " << bad << " of " << n << " entries of da differ");
+  BOOST_TEST(tad_test::close(double(g[1][0]), double(want[n] * factor), tol<T>() * 50), what << " (n = " << n << "): dc");
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(accumulated_minibatches_give_the_full_batch_gradient, T, reals) {
+  for (std::size_t n : lengths) {
+    minibatches<T> d(n);
+    auto a = tad::var<"a">(d.a.cspan());
+    auto c = tad::var<"c">(d.c);
+    auto t = tad::constant(d.tb.cspan());
+    auto loss = tad::sum(tad::log(T(1) + tad::square(a - t))) + tad::square(c) * tad::sum(t);
+    tad::parameter_set params(a, c);
+    tad::gradient_accumulator acc(params);
+    const auto [want_loss, want] = d.full();
+    BOOST_TEST(acc.count() == 0u);
+    for (T v : acc.sum().all()) BOOST_TEST(v == T(0));  // nothing added: zero
+    // The sum, twice: the second round (after reset) must not see the first.
+    for (int round = 0; round < 2; ++round) {
+      acc.reset();
+      long double loss_sum = 0;
+      for (std::size_t j = 0; j < d.k; ++j) {
+        d.load(j);
+        loss_sum += acc.add(loss, params);
+      }
+      BOOST_TEST(acc.count() == d.k);
+      BOOST_TEST(tad_test::close(double(loss_sum), double(want_loss), tol<T>() * 50));
+      expect_gradient(acc.sum(), want, 1, "sum", n);
+    }
+    // The mean: once divided, also when asked twice; then through a transform and SGD.
+    acc.reset();
+    for (std::size_t j = 0; j < d.k; ++j) {
+      d.load(j);
+      acc.add(loss, params);
+    }
+    acc.mean();
+    expect_gradient(acc.mean(), want, 1.0L / d.k, "mean", n);
+    std::vector<long double> want_a(n);
+    for (std::size_t i = 0; i < n; ++i) want_a[i] = (long double)d.a[i] - (long double)T(0.5) * want[i] / d.k * 2;
+    tad::sgd opt(params, 0.5);
+    BOOST_TEST((tad::apply_step(params, acc.mean(), tad::scale(2), opt) == tad::step_action::apply));
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      if (!tad_test::close(double(d.a[i]), double(want_a[i]), tol<T>() * 10)) ++bad;
+    BOOST_TEST(bad == 0u, "sgd on 2 x the mean (n = " << n << "): " << bad << " parameters differ");
+    // Gradients computed elsewhere: compute_gradients per minibatch, then add(grads) or
+    // accumulate(into, from).
+    tad::gradient_set g(params), total(params);
+    std::fill(total.all().begin(), total.all().end(), T(0));
+    acc.reset();
+    for (std::size_t j = 0; j < d.k; ++j) {
+      d.load(j);
+      tad::compute_gradients(loss, params, g);
+      acc.add(g);
+      tad::accumulate(total, g);
+    }
+    const auto [unused, want_now] = d.full();  // a has moved
+    expect_gradient(acc.sum(), want_now, 1, "add(grads)", n);
+    expect_gradient(total, want_now, 1, "accumulate(into, from)", n);
+  }
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(accumulate_applies_both_pending_scales, T, reals) {
+  for (std::size_t n : lengths) {
+    std::vector<T> av(n), bv(n + 3);
+    auto a = tad::var<"a">(av);
+    auto b = tad::var<"b">(bv);
+    tad::parameter_set params(a, b);
+    tad::gradient_set into(params), from(params);
+    std::vector<T> x(into.raw_all().size()), y(x.size());  // exact in float: multiples of 1/8
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      x[i] = T(double(i % 37) * 0.25 - 4);
+      y[i] = T(double(i % 11) * -0.125 + 1);
+    }
+    std::copy(x.begin(), x.end(), into.raw_all().begin());
+    std::copy(y.begin(), y.end(), from.raw_all().begin());
+    into.defer_scale(T(0.5));
+    from.defer_scale(T(3));
+    tad::accumulate(into, from);
+    BOOST_TEST(into.pending_scale() == T(1));
+    BOOST_TEST(from.pending_scale() == T(3));
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < x.size(); ++i)
+      if (into.raw_all()[i] != T(double(x[i]) * 0.5 + double(y[i]) * 3)) ++bad;
+    BOOST_TEST(bad == 0u, "n = " << n << ": " << bad << " entries differ");
+    for (std::size_t i = 0; i < y.size(); ++i) BOOST_TEST_REQUIRE(from.raw_all()[i] == y[i]);  // from unchanged
+  }
+}
+
+BOOST_AUTO_TEST_CASE(accumulation_errors_throw_before_anything_changes) {
+  std::vector<double> xv{1, 2, 3}, yv{4, 5};
+  auto x = tad::var<"x">(xv);
+  auto y = tad::var<"y">(yv);
+  tad::parameter_set pxy(x, y);
+  tad::parameter_set pyx(y, x);
+  tad::parameter_set px(x);
+  tad::gradient_set gxy(pxy), gyx(pyx), gx(px);
+  std::fill(gxy.all().begin(), gxy.all().end(), 7.0);
+  std::fill(gyx.all().begin(), gyx.all().end(), 1.0);
+  tad_test::expect_message<std::invalid_argument>([&] { tad::accumulate(gxy, gyx); },
+                                                  "tad::accumulate(into, from): gradient 0 has 2 elements in `from`, 3 in `into`");
+  tad_test::expect_message<std::invalid_argument>([&] { tad::accumulate(gxy, gx); },
+                                                  "tad::accumulate(into, from): `from` holds 1 gradients, `into` 2");
+  for (double v : gxy.all()) BOOST_TEST(v == 7.0);
+  tad::gradient_accumulator acc(pxy);
+  tad_test::expect_message<std::logic_error>(
+      [&] { acc.mean(); }, "tad::gradient_accumulator::mean(): no gradients were added since construction or reset()");
+  BOOST_CHECK_THROW(acc.add(gyx), std::invalid_argument);
+  BOOST_CHECK_THROW(acc.add(tad::sum(x), px), std::invalid_argument);  // a loss over other parameters
+  BOOST_TEST(acc.count() == 0u);
+  acc.add(tad::sum(x) + tad::sum(y), pxy);
+  acc.add(gxy);
+  BOOST_TEST(acc.count() == 2u);
+  BOOST_TEST(acc.mean()[0][0] == 4.0);  // (1 + 7) / 2
+  tad_test::expect_message<std::logic_error>(
+      [&] { acc.add(gxy); },
+      "tad::gradient_accumulator::add(grads): the sum was already divided by mean(); call reset() first");
+  BOOST_CHECK_THROW(acc.add(tad::sum(x) + tad::sum(y), pxy), std::logic_error);
+  BOOST_TEST(acc.count() == 2u);
+  acc.reset();
+  acc.add(gxy);
+  BOOST_TEST(acc.mean()[1][1] == 7.0);
+}
+
+BOOST_AUTO_TEST_CASE(no_allocation_in_an_accumulated_step_or_a_restore) {
+  std::vector<float> xb(300), yb(300);  // the minibatch buffers the loss views
+  std::vector<float> w(300, 0.5f);
+  float b = 0;
+  auto wv = tad::var<"w">(w);
+  auto bv = tad::var<"b">(b);
+  auto loss = tad::mean(tad::square(wv * tad::constant(xb) + bv - tad::constant(yb)));
+  tad::parameter_set params(wv, bv);
+  tad::gradient_accumulator acc(params);
+  tad::chain tr(tad::skip_if_not_finite(), tad::clip_by_global_norm(1));
+  tad::adam opt(params, 1e-3);
+  std::vector<float> saved(opt.state().size());
+  tad_test::alloc_counter::start();
+  for (int step = 0; step < 3; ++step) {
+    acc.reset();
+    for (int j = 0; j < 4; ++j) {
+      for (std::size_t i = 0; i < xb.size(); ++i) {
+        xb[i] = float(i + std::size_t(j)) / 300;
+        yb[i] = 2 * xb[i] + 1;
+      }
+      acc.add(loss, params);
+    }
+    tad::apply_step(params, acc.mean(), tr, opt);
+    std::copy(opt.state().begin(), opt.state().end(), saved.begin());
+    opt.restore(saved, opt.steps());
+  }
+  const long allocations = tad_test::alloc_counter::stop();
+  BOOST_TEST(allocations == 0);
+  BOOST_TEST(opt.steps() == 3u);
 }

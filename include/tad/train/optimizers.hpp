@@ -89,18 +89,41 @@ double checked_rate(const L& lr, std::size_t step, const char* api) {
   return r;
 }
 
-/// One buffer of state per parameter, allocated once, all zero.
+/// An optimizer's state: `copies` buffers (Adam's m and v) of one element per parameter
+/// element, in one allocation (all zero), so that `all()` is the whole state as one span.
 template <class T>
 struct state_buffer {
   std::vector<T> data;
   std::vector<std::size_t> offset;
   template <class P>
-  explicit state_buffer(const P& params) : offset(P::size + 1) {
+  state_buffer(const P& params, std::size_t copies) : offset(P::size + 1) {
     for (std::size_t k = 0; k < P::size; ++k) offset[k + 1] = offset[k] + params.length(k);
-    data.assign(offset[P::size], T(0));
+    data.assign(copies * offset[P::size], T(0));
   }
-  std::span<T> operator[](std::size_t k) noexcept { return {data.data() + offset[k], offset[k + 1] - offset[k]}; }
+  /// The k-th parameter's part of buffer c.
+  std::span<T> part(std::size_t c, std::size_t k) noexcept {
+    return {data.data() + c * offset.back() + offset[k], offset[k + 1] - offset[k]};
+  }
+  std::span<const T> part(std::size_t c, std::size_t k) const noexcept {
+    return {data.data() + c * offset.back() + offset[k], offset[k + 1] - offset[k]};
+  }
+  std::span<const T> all() const noexcept { return data; }
+  /// Copies a saved state in; throws std::invalid_argument (changing nothing) on another size.
+  void restore(std::span<const T> saved, const char* api, const char* what) {
+    if (saved.size() != data.size())
+      throw std::invalid_argument(std::string(api) + ": the saved state holds " + std::to_string(saved.size()) +
+                                  " elements, this optimizer's " + std::to_string(data.size()) + " (" + what + ")");
+    std::copy(saved.begin(), saved.end(), data.begin());
+  }
 };
+
+/// Throws std::invalid_argument unless a saved state for an optimizer without one is empty.
+template <class T>
+void require_empty_state(std::span<const T> saved, const char* api) {
+  if (!saved.empty())
+    throw std::invalid_argument(std::string(api) + ": the saved state holds " + std::to_string(saved.size()) +
+                                " elements; this optimizer keeps none (only its step count)");
+}
 
 }  // namespace detail
 
@@ -132,6 +155,14 @@ class sgd {
   std::size_t steps() const noexcept { return step_; }
   /// The learning rate of the next step; throws std::invalid_argument if it is negative or NaN.
   double learning_rate() const { return detail::checked_rate(lr_, step_, "tad::sgd"); }
+  /// The state to checkpoint besides `steps()`: none (an empty span).
+  std::span<const T> state() const noexcept { return {}; }
+  /// Resumes after `steps` updates (the schedule's position). Throws std::invalid_argument
+  /// unless `state` is empty.
+  void restore(std::span<const T> state, std::size_t steps) {
+    detail::require_empty_state(state, "tad::sgd::restore(state, steps)");
+    step_ = steps;
+  }
 
  private:
   LR lr_;
@@ -147,7 +178,7 @@ class momentum {
  public:
   template <class... X>
   momentum(const parameter_set<X...>& params, LR lr, double mu, bool nesterov = false)
-      : lr_(lr), mu_(mu), nesterov_(nesterov), buf_(params) {
+      : lr_(lr), mu_(mu), nesterov_(nesterov), buf_(params, 1) {
     if constexpr (std::is_arithmetic_v<LR>) detail::checked_rate(lr_, 0, "tad::momentum(params, lr, mu)");
     if (!(mu >= 0 && mu < 1)) throw std::invalid_argument("tad::momentum(params, lr, mu): mu must be in [0, 1)");
   }
@@ -160,7 +191,7 @@ class momentum {
     for (std::size_t k = 0; k < params.size; ++k) {
       T* p = params.data(k).data();
       const T* g = grads.raw(k).data();
-      T* b = buf_[k].data();
+      T* b = buf_.part(0, k).data();
       detail::simd_loop<T>(params.length(k), [&](std::size_t i, auto tag) TAD_INLINE_LAMBDA {
         using V = decltype(tag);
         const V gv = simd::load_any<V>(g + i) * V(gs);
@@ -176,7 +207,16 @@ class momentum {
   /// The learning rate of the next step; throws std::invalid_argument if it is negative or NaN.
   double learning_rate() const { return detail::checked_rate(lr_, step_, "tad::momentum"); }
   /// The momentum buffer of the k-th parameter.
-  std::span<const T> buffer(std::size_t k) noexcept { return buf_[k]; }
+  std::span<const T> buffer(std::size_t k) const noexcept { return buf_.part(0, k); }
+  /// The state to checkpoint besides `steps()`: every parameter's buffer, in the set's order.
+  std::span<const T> state() const noexcept { return buf_.all(); }
+  /// Resumes from a saved `state()` and `steps()` of an optimizer of the same parameters: the
+  /// next update is the one the saved run would have made, bit for bit. Throws
+  /// std::invalid_argument, changing nothing, when `state` has another size.
+  void restore(std::span<const T> state, std::size_t steps) {
+    buf_.restore(state, "tad::momentum::restore(state, steps)", "one buffer element per parameter element");
+    step_ = steps;
+  }
 
  private:
   LR lr_;
@@ -205,7 +245,7 @@ class adam {
  public:
   using options = adam_options;
   template <class... X>
-  adam(const parameter_set<X...>& params, LR lr, options o = {}) : lr_(lr), o_(o), m_(params), v_(params) {
+  adam(const parameter_set<X...>& params, LR lr, options o = {}) : lr_(lr), o_(o), mv_(params, 2) {
     if constexpr (std::is_arithmetic_v<LR>) detail::checked_rate(lr_, 0, "tad::adam(params, lr)");
     if (!(o.beta1 >= 0 && o.beta1 < 1 && o.beta2 >= 0 && o.beta2 < 1))
       throw std::invalid_argument("tad::adam(params, lr, options): beta1 and beta2 must be in [0, 1)");
@@ -227,8 +267,8 @@ class adam {
     for (std::size_t k = 0; k < params.size; ++k) {
       T* p = params.data(k).data();
       const T* g = grads.raw(k).data();
-      T* m = m_[k].data();
-      T* v = v_[k].data();
+      T* m = mv_.part(0, k).data();
+      T* v = mv_.part(1, k).data();
       detail::simd_loop<T>(params.length(k), [&](std::size_t i, auto tag) TAD_INLINE_LAMBDA {
         using V = decltype(tag);
         const V gv = simd::load_any<V>(g + i) * V(gs);
@@ -245,13 +285,23 @@ class adam {
   std::size_t steps() const noexcept { return step_; }
   /// The learning rate of the next step; throws std::invalid_argument if it is negative or NaN.
   double learning_rate() const { return detail::checked_rate(lr_, step_, "tad::adam"); }
-  std::span<const T> first_moment(std::size_t k) noexcept { return m_[k]; }
-  std::span<const T> second_moment(std::size_t k) noexcept { return v_[k]; }
+  std::span<const T> first_moment(std::size_t k) const noexcept { return mv_.part(0, k); }
+  std::span<const T> second_moment(std::size_t k) const noexcept { return mv_.part(1, k); }
+  /// The state to checkpoint besides `steps()`: every first moment, then every second moment.
+  std::span<const T> state() const noexcept { return mv_.all(); }
+  /// Resumes from a saved `state()` and `steps()` of an optimizer of the same parameters (the
+  /// step count drives the bias corrections and the schedule): the next update is the one the
+  /// saved run would have made, bit for bit. Throws std::invalid_argument, changing nothing,
+  /// when `state` has another size.
+  void restore(std::span<const T> state, std::size_t steps) {
+    mv_.restore(state, "tad::adam::restore(state, steps)", "m and v: two elements per parameter element");
+    step_ = steps;
+  }
 
  private:
   LR lr_;
   options o_;
-  detail::state_buffer<T> m_, v_;
+  detail::state_buffer<T> mv_;  // m, then v
   std::size_t step_ = 0;
 };
 template <class... X, class LR>
@@ -268,9 +318,27 @@ auto adamw(const parameter_set<X...>& params, LR lr, double weight_decay = 0.01,
 
 // ---- a whole step --------------------------------------------------------------------------------
 
-/// Gradient, transforms, update: `compute_gradients`, then `transform.update(grads, params)`,
-/// then (unless a transform skipped the step) `optimizer.apply_gradients(params, grads)`.
-/// Returns the loss value before the update. Allocates nothing.
+/// Transforms and update for gradients already computed (e.g. an accumulated mean):
+/// `transform.update(grads, params)`, then, unless a transform skipped the step,
+/// `optimizer.apply_gradients(params, grads)`. Returns what the transforms decided. Allocates
+/// nothing. A learning rate that the schedule makes invalid for this step throws first.
+template <class... X, class T, class Tr, class Opt>
+step_action apply_step(const parameter_set<X...>& params, gradient_set<T>& grads, Tr&& transform, Opt& optimizer) {
+  if constexpr (!gradient_transform<std::remove_cvref_t<Tr>, T, parameter_set<X...>>) {
+    static_assert(gradient_transform<std::remove_cvref_t<Tr>, T, parameter_set<X...>>,
+                  "tad::apply_step(params, grads, transform, optimizer): transform needs "
+                  "step_action update(gradient_set<T>&, const parameter_set<...>&)");
+    return step_action::skip;
+  } else {
+    if constexpr (requires { optimizer.learning_rate(); }) static_cast<void>(optimizer.learning_rate());
+    const step_action a = transform.update(grads, params);
+    if (a == step_action::apply) optimizer.apply_gradients(params, grads);
+    return a;
+  }
+}
+
+/// Gradient, transforms, update: `compute_gradients`, then `apply_step(params, grads,
+/// transform, optimizer)`. Returns the loss value before the update. Allocates nothing.
 /// A learning rate that the schedule makes invalid for this step throws before anything runs.
 /// `loss` is an expression or a tad::program (a loss with matrix products).
 template <class E, class... X, class T, class Tr, class Opt>
