@@ -563,3 +563,247 @@ BOOST_AUTO_TEST_CASE(a_column_major_gradient_buffer_in_a_repeated_step_allocates
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// ---- vjp of expressions with products (issue 39, point 5) --------------------------------
+// y = tanh(X W + b) (a matrix) and X w (a vector), against the formulas by plain loops:
+// G = seed ⊙ (1 - y²), dW = X^T G, dX = G W^T, db = G's column sums; in and out of a program.
+
+namespace {
+
+struct layer_data {
+  dmat x = random_matrix(batch, d_in, 61), w = random_matrix(d_in, d_hidden, 62, 0.6);
+  dmat b = random_matrix(1, d_hidden, 63, 0.3), seed = random_matrix(batch, d_hidden, 64);
+};
+
+/// The value sum(seed ⊙ y) and the gradients of it, y = tanh(X W + b), by plain loops.
+struct layer_vjp {
+  double value = 0;
+  dmat y{batch, d_hidden}, dx{batch, d_in}, dw{d_in, d_hidden}, db{1, d_hidden};
+};
+layer_vjp layer_reference(const dmat& x, const dmat& w, const dmat& b, const dmat& seed) {
+  layer_vjp r;
+  r.y = product(x, w);
+  dmat g(x.rows, w.cols);
+  for (std::size_t i = 0; i < x.rows; ++i)
+    for (std::size_t j = 0; j < w.cols; ++j) {
+      const double y = std::tanh(r.y(i, j) + b.v[j]);
+      r.y(i, j) = y;
+      r.value += seed(i, j) * y;
+      g(i, j) = seed(i, j) * (1 - y * y);
+      r.db.v[j] += g(i, j);
+    }
+  r.dw = product(transposed(x), g);
+  r.dx = product(g, transposed(w));
+  return r;
+}
+
+/// The layer's leaves in T: X row-major, W strided (rows 3 apart, NaN padding), b a vector.
+template <class T>
+struct layer : layer_data {
+  stored<T> sx{x, layout::row}, sw{w, layout::strided}, sb{b, layout::row};
+  std::vector<T> seed_t = std::vector<T>(seed.v.begin(), seed.v.end());
+  decltype(var_of<"X", layout::row>(sx)) X = var_of<"X", layout::row>(sx);
+  decltype(var_of<"W", layout::strided>(sw)) W = var_of<"W", layout::strided>(sw);
+  decltype(tad::var<"b">(std::span<const T>())) B = tad::var<"b">(std::span<const T>(sb.data, d_hidden));
+  auto expr() const { return tad::tanh(tad::matmul(X, W) + B); }
+};
+
+template <class T>
+bool close_value(T got, double want) {
+  return std::abs(static_cast<double>(got) - want) <= tolerance<T>(256) * std::max(1.0, std::abs(want));
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(vjp)
+
+// program::vjp_into with a random seed, twice (the second call reuses the workspace), and with
+// the caller's workspace: the one float case.
+BOOST_AUTO_TEST_CASE_TEMPLATE(a_program_vjp_of_a_dense_layer, T, tad_test::reals) {
+  const layer<T> l;
+  const layer_vjp want = layer_reference(l.x, l.w, l.b, l.seed);
+  const tad::program p(l.expr());
+  BOOST_TEST(p.result_rows() == batch);
+  BOOST_TEST(p.result_cols() == d_hidden);
+  tad::matrix<T> gx(batch, d_in), gw(d_in, d_hidden);
+  std::vector<T> gb(d_hidden);
+  std::vector<T> ws(p.workspace_size());
+  for (int run = 0; run < 3; ++run) {
+    const T v = run < 2 ? p.vjp_into(l.seed_t, tad::wrt(l.X, gx), tad::wrt(l.W, gw), tad::wrt(l.B, gb))
+                        : p.vjp_into(ws, l.seed_t, tad::wrt(l.X, gx), tad::wrt(l.W, gw), tad::wrt(l.B, gb));
+    BOOST_TEST(close_value(v, want.value));
+    BOOST_TEST(relative_error(gx, want.dx) <= tolerance<T>(64));
+    BOOST_TEST(relative_error(gw, want.dw) <= tolerance<T>(64));
+    BOOST_TEST(relative_error(gb, want.db) <= tolerance<T>(64));
+  }
+}
+
+// The free tad::vjp / tad::vjp_into (a program built for the call) and program::vjp, with a
+// tad::matrix seed and a column-major (staged) gradient buffer; a product alone (the top is the
+// product's result) as a matrix and as a vector (X w).
+BOOST_AUTO_TEST_CASE(free_vjp_and_program_vjp_with_products) {
+  const layer<double> l;
+  const layer_vjp want = layer_reference(l.x, l.w, l.b, l.seed);
+  const auto e = l.expr();
+  {
+    const auto [v, gx, gw, gb] = tad::vjp(e, l.seed_t, l.X, l.W, l.B);
+    BOOST_TEST(close_value(v, want.value));
+    BOOST_TEST(gw.rows() == d_in);
+    BOOST_TEST(relative_error(gx, want.dx) <= 1e-13);
+    BOOST_TEST(relative_error(gw, want.dw) <= 1e-13);
+    BOOST_TEST(relative_error(gb, want.db) <= 1e-13);
+  }
+  {
+    Eigen::MatrixXd gw(d_in, d_hidden);  // column-major: staged
+    std::vector<double> gb(d_hidden);
+    const double v = tad::vjp_into(e, l.seed_t, tad::wrt(l.W, gw), tad::wrt(l.B, gb));
+    BOOST_TEST(close_value(v, want.value));
+    const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> rw = gw;
+    BOOST_TEST(relative_error(std::span<const double>(rw.data(), d_in * d_hidden), want.dw) <= 1e-13);
+    BOOST_TEST(relative_error(gb, want.db) <= 1e-13);
+  }
+  {
+    tad::matrix<double> seed(batch, d_hidden);
+    std::copy(l.seed.v.begin(), l.seed.v.end(), seed.data());
+    const tad::program p(e);
+    const auto [v, gw] = p.vjp(seed, l.W);
+    BOOST_TEST(close_value(v, want.value));
+    BOOST_TEST(relative_error(gw, want.dw) <= 1e-13);
+  }
+  {
+    // matmul(X, W) alone: dX = seed W^T, dW = X^T seed.
+    const auto [v, gx, gw] = tad::vjp(tad::matmul(l.X, l.W), l.seed_t, l.X, l.W);
+    double value = 0;
+    const dmat y = product(l.x, l.w);
+    for (std::size_t i = 0; i < y.v.size(); ++i) value += l.seed.v[i] * y.v[i];
+    BOOST_TEST(close_value(v, value));
+    BOOST_TEST(relative_error(gx, product(l.seed, transposed(l.w))) <= 1e-13);
+    BOOST_TEST(relative_error(gw, product(transposed(l.x), l.seed)) <= 1e-13);
+    // The same product twice, computed once: its adjoints summed (2 seed) before its backward.
+    const tad::program twice(tad::matmul(l.X, l.W) + tad::matmul(l.X, l.W));
+    BOOST_TEST(twice.computed_products() == 1u);
+    const auto [v2, gw2] = twice.vjp(l.seed_t, l.W);
+    BOOST_TEST(close_value(v2, 2 * value));
+    BOOST_TEST(relative_error(gw2, product(transposed(l.x), scaled_copy(l.seed, 2.0))) <= 1e-13);
+  }
+  {
+    // A vector result: y = X w, dX = s w^T, dw = X^T s.
+    const dmat w = random_matrix(d_in, 1, 65), s = random_matrix(batch, 1, 66);
+    const auto wv = tad::var<"w">(std::span<const double>(w.v));
+    const auto y = tad::matmul(l.X, wv);
+    const dmat want_dx = product(s, transposed(w)), want_dw = product(transposed(l.x), s);
+    const auto [v, gx, gw] = tad::vjp(y, s.v, l.X, wv);
+    BOOST_TEST(close_value(v, product(transposed(s), product(l.x, w)).v[0]));
+    BOOST_TEST(relative_error(gx, want_dx) <= 1e-13);
+    BOOST_TEST(relative_error(gw, want_dw) <= 1e-13);
+    const tad::program p(y);
+    BOOST_TEST(p.result_rows() == batch);
+    BOOST_TEST(p.result_cols() == 1u);
+    tad::matrix<double> px(batch, d_in);
+    std::vector<double> pw(d_in);
+    (void)p.vjp_into(s.v, tad::wrt(l.X, px), tad::wrt(wv, pw));
+    BOOST_TEST(relative_error(px, want_dx) <= 1e-13);
+    BOOST_TEST(relative_error(pw, want_dw) <= 1e-13);
+  }
+}
+
+// A Jacobian row: the seed e_i gives row i of dy/dW (y flattened row-major), against central
+// differences of the layer computed by plain loops.
+BOOST_AUTO_TEST_CASE(unit_seeds_give_jacobian_rows) {
+  const layer<double> l;
+  const tad::program p(l.expr());
+  tad::matrix<double> gw(d_in, d_hidden);
+  std::vector<double> seed(batch * d_hidden, 0.0);
+  const dmat zero_seed(batch, d_hidden);
+  for (const std::size_t i : {std::size_t{0}, std::size_t{40}, batch * d_hidden - 1}) {
+    seed[i] = 1;
+    const double v = p.vjp_into(seed, tad::wrt(l.W, gw));
+    seed[i] = 0;
+    BOOST_TEST(std::abs(v - layer_reference(l.x, l.w, l.b, zero_seed).y.v[i]) <= 1e-14);
+    dmat w = l.w;
+    double worst = 0;
+    for (std::size_t q = 0; q < w.v.size(); ++q) {
+      const double x = w.v[q], h = 1e-6;
+      w.v[q] = x + h;
+      const double up = layer_reference(l.x, w, l.b, zero_seed).y.v[i];
+      w.v[q] = x - h;
+      const double down = layer_reference(l.x, w, l.b, zero_seed).y.v[i];
+      w.v[q] = x;
+      worst = std::max(worst, std::abs(gw.data()[q] - (up - down) / (2 * h)));
+    }
+    BOOST_TEST(worst <= 1e-8);
+  }
+}
+
+// A seed of the wrong length or shape: tad::shape_error naming the call, before anything is
+// written (the buffers keep their NaN); a seed overlapping a gradient buffer or the workspace.
+BOOST_AUTO_TEST_CASE(a_seed_of_the_wrong_shape_is_a_shape_error) {
+  const layer<double> l;
+  const tad::program p(l.expr());
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  tad::matrix<double> gw(d_in, d_hidden);
+  std::fill_n(gw.data(), d_in * d_hidden, nan);
+  const std::vector<double> short_seed(batch * d_hidden - 1);
+  const auto message = [](const auto& f) {
+    try {
+      f();
+    } catch (const tad::shape_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no shape_error");
+  };
+  BOOST_TEST(message([&] { (void)p.vjp_into(short_seed, tad::wrt(l.W, gw)); }) ==
+             "tad::program::vjp_into(seed, ...): seed: expected length 153, got length 152");
+  BOOST_TEST(message([&] { (void)p.vjp(short_seed, l.W); }) ==
+             "tad::program::vjp(seed, x...): seed: expected length 153, got length 152");
+  BOOST_TEST(message([&] { (void)tad::vjp(l.expr(), short_seed, l.W); }) ==
+             "tad::vjp(e, seed, x...): seed: expected length 153, got length 152");
+  BOOST_TEST(message([&] { (void)tad::vjp_into(l.expr(), short_seed, tad::wrt(l.W, gw)); }) ==
+             "tad::vjp_into(e, seed, ...): seed: expected length 153, got length 152");
+  // A tad::matrix seed of the transposed shape: same length, refused by its shape.
+  const tad::matrix<double> transposed_seed(d_hidden, batch);
+  BOOST_TEST(message([&] { (void)p.vjp_into(transposed_seed, tad::wrt(l.W, gw)); }) ==
+             "tad::program::vjp_into(seed, ...): seed has shape 17 x 9, expected 9 x 17");
+  BOOST_TEST(message([&] { (void)tad::vjp(tad::matmul(l.X, tad::var<"w">(std::span<const double>(l.seed.v.data(), d_in))),
+                                          short_seed, l.W); }) ==
+             "tad::vjp(e, seed, x...): seed: expected length 9, got length 152");
+  BOOST_TEST(std::all_of(gw.data(), gw.data() + d_in * d_hidden, [](double g) { return std::isnan(g); }));
+  // A gradient buffer inside the seed, or a seed inside the workspace: std::invalid_argument.
+  std::vector<double> seed(batch * d_hidden, 1.0), ws(p.workspace_size());
+  const auto refusal = [](const auto& f) {
+    try {
+      f();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("not refused");
+  };
+  BOOST_TEST(refusal([&] { (void)p.vjp_into(seed, tad::wrt(l.B, std::span<double>(seed.data() + 5, d_hidden))); }) ==
+             "tad::program::vjp_into: gradient buffer of 'b' overlaps the seed");
+  BOOST_TEST(refusal([&] { (void)p.vjp_into(ws, std::span<const double>(ws.data() + ws.size() - seed.size(), seed.size()),
+                                            tad::wrt(l.W, gw)); }) ==
+             "tad::program::vjp_into: the seed overlaps the workspace");
+  BOOST_TEST(std::all_of(seed.begin(), seed.end(), [](double x) { return x == 1.0; }));
+}
+
+// A repeated vjp_into of a program, with a column-major (staged) buffer, allocates nothing:
+// neither operator new nor Eigen's malloc.
+BOOST_AUTO_TEST_CASE(a_repeated_program_vjp_allocates_nothing) {
+  const layer<double> l;
+  const tad::program p(l.expr());
+  tad::matrix<double> gx(batch, d_in);
+  Eigen::MatrixXd gw(d_in, d_hidden);
+  std::vector<double> gb(d_hidden);
+  (void)p.vjp_into(l.seed_t, tad::wrt(l.X, gx), tad::wrt(l.W, gw), tad::wrt(l.B, gb));
+  tad_test::alloc_counter::start();
+  Eigen::internal::set_is_malloc_allowed(false);
+  double v = 0;
+  for (int step = 0; step < 3; ++step) v = p.vjp_into(l.seed_t, tad::wrt(l.X, gx), tad::wrt(l.W, gw), tad::wrt(l.B, gb));
+  Eigen::internal::set_is_malloc_allowed(true);
+  BOOST_TEST(tad_test::alloc_counter::stop() == 0);
+  const layer_vjp want = layer_reference(l.x, l.w, l.b, l.seed);
+  BOOST_TEST(close_value(v, want.value));
+  BOOST_TEST(relative_error(gx, want.dx) <= 1e-13);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

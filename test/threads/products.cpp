@@ -1,8 +1,9 @@
 // Eight threads share one const tad::program and call each of its entry points at once: with a
-// workspace of their own (value(ws), evaluate(ws, out), grad_into(ws, ...)) and without one
-// (value(), evaluate(out), grad_into(...), grad(x...): each call leases one of the program's
-// workspaces, decisions.md 52), and tad's free functions on the same expressions (a program per
-// call). Every thread gets the single-threaded results bit for bit, and those match plain loops.
+// workspace of their own (value(ws), evaluate(ws, out), grad_into(ws, ...), vjp_into(ws, ...))
+// and without one (value(), evaluate(out), grad_into(...), grad(x...), vjp_into(...), vjp(...):
+// each call leases one of the program's workspaces, decisions.md 52), and tad's free functions
+// on the same expressions (a program per call). Every thread gets the single-threaded results
+// bit for bit, and those match plain loops.
 #include <tad/linalg.hpp>
 
 #include <support/alloc_counter.hpp>
@@ -17,6 +18,7 @@
 #include <limits>
 #include <span>
 #include <thread>
+#include <utility>
 #include <vector>
 
 // TSan's runtime defines operator new, so the counting one is left out there (alloc_counter.cpp).
@@ -125,10 +127,13 @@ concept const_gradient_calls = requires(const P& p, const W& w, std::vector<doub
   { p.grad_into(ws, tad::wrt(w, g)) } -> std::same_as<double>;
   p.grad(w);
 };
-template <class P>
-concept const_evaluate_calls = requires(const P& p, std::vector<double>& out, std::span<double> ws) {
+template <class P, class W>
+concept const_evaluate_calls = requires(const P& p, const W& w, std::vector<double>& out, std::span<double> ws) {
   p.evaluate(out);
   p.evaluate(ws, out);
+  { p.vjp_into(std::as_const(out), tad::wrt(w, out)) } -> std::same_as<double>;
+  { p.vjp_into(ws, std::as_const(out), tad::wrt(w, out)) } -> std::same_as<double>;
+  p.vjp(std::as_const(out), w);
 };
 
 }  // namespace
@@ -141,18 +146,30 @@ BOOST_AUTO_TEST_CASE(eight_threads_call_every_entry_point_of_one_const_program) 
   const auto e = loss_of(X, W, Y);
   const auto h = tad::tanh(tad::matmul(X, W));
   const tad::program p(e);  // a scalar loss: value, grad_into, grad
-  const tad::program q(h);  // a matrix: evaluate
+  const tad::program q(h);  // a matrix: evaluate, vjp_into, vjp (seed: Y)
   static_assert(const_gradient_calls<decltype(p), decltype(W)>);
-  static_assert(const_evaluate_calls<decltype(q)>);
+  static_assert(const_evaluate_calls<decltype(q), decltype(W)>);
 
   // One thread, each program with a workspace of the caller's; then against the loops.
-  std::vector<double> ws0(p.workspace_size()), g0(k * n), wq0(q.workspace_size()), h0(m * n);
+  std::vector<double> ws0(p.workspace_size()), g0(k * n), wq0(q.workspace_size()), h0(m * n), gq0(k * n);
   const double v0 = p.grad_into(ws0, tad::wrt(W, g0));
   q.evaluate(wq0, h0);
+  const double vq0 = q.vjp_into(wq0, d.ys, tad::wrt(W, gq0));
   const by_hand want = by_loops(d);
   BOOST_TEST(std::abs(v0 - want.loss) <= 1e-12 * want.loss);
   BOOST_TEST(max_error(g0, want.dw) <= 1e-13);
   BOOST_TEST(max_error(h0, want.h) <= 1e-14);
+  // vjp of h with seed Y: sum(Y h), dW = X^T (Y (1 - h^2)).
+  std::vector<double> want_q(k * n, 0.0);
+  double want_vq = 0;
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      const double hij = want.h[i * n + j], y = d.ys[i * n + j];
+      want_vq += y * hij;
+      for (std::size_t q2 = 0; q2 < k; ++q2) want_q[q2 * n + j] += d.xs[i * k + q2] * y * (1 - hij * hij);
+    }
+  BOOST_TEST(std::abs(vq0 - want_vq) <= 1e-12 * std::abs(want_vq));
+  BOOST_TEST(max_error(gq0, want_q) <= 1e-13);
 
   const double nan = std::numeric_limits<double>::quiet_NaN();
   std::atomic<int> mismatches{0};
@@ -174,6 +191,10 @@ BOOST_AUTO_TEST_CASE(eight_threads_call_every_entry_point_of_one_const_program) 
       if (!same(out, h0)) ++mismatches;
       q.evaluate(std::span<double>(wq), out);
       if (!same(out, h0)) ++mismatches;
+      if (q.vjp_into(d.ys, tad::wrt(W, g)) != vq0 || !same(g, gq0)) ++mismatches;
+      if (q.vjp_into(wq, d.ys, tad::wrt(W, g)) != vq0 || !same(g, gq0)) ++mismatches;
+      const auto qv = q.vjp(d.ys, W);
+      if (std::get<0>(qv) != vq0 || !std::equal(gq0.begin(), gq0.end(), std::get<1>(qv).data())) ++mismatches;
       // The free functions build a program for the call.
       if (tad::value(e) != v0) ++mismatches;
       if (tad::grad_into(e, tad::wrt(W, g)) != v0 || !same(g, g0)) ++mismatches;
@@ -181,6 +202,9 @@ BOOST_AUTO_TEST_CASE(eight_threads_call_every_entry_point_of_one_const_program) 
       if (std::get<0>(f) != v0 || !std::equal(g0.begin(), g0.end(), std::get<1>(f).data())) ++mismatches;
       tad::evaluate(h, out);
       if (!same(out, h0)) ++mismatches;
+      if (tad::vjp_into(h, d.ys, tad::wrt(W, g)) != vq0 || !same(g, gq0)) ++mismatches;
+      const auto fv = tad::vjp(h, d.ys, W);
+      if (std::get<0>(fv) != vq0 || !std::equal(gq0.begin(), gq0.end(), std::get<1>(fv).data())) ++mismatches;
     }
   });
   BOOST_TEST(mismatches.load() == 0);

@@ -37,6 +37,15 @@ namespace detail {
                                   size, rows * cols);
 }
 
+/// vjp's seed against the expression's shape (`matrix`: a matrix expression, whose seed is
+/// checked against its shape when the seed knows one): shape_error naming `what` otherwise.
+template <class Seed>
+void check_seed(const Seed& seed, const matrix_shape& shape, bool matrix, const char* what) {
+  if (matrix) check_out_shape(seed, shape, what);
+  const std::size_t n = shape.rows * shape.cols;
+  if (std::ranges::size(seed) != n) throw shape_error(what, n, std::ranges::size(seed));
+}
+
 /// The entry points for an expression that holds a matrix product: eval/program.hpp specializes
 /// this (`<tad/linalg.hpp>`, which needs Eigen); without it, this error.
 template <class E, class = void>
@@ -290,8 +299,10 @@ template <class E, class... X, class... T2>
 }
 }  // namespace detail
 
-/// Vector-Jacobian product of the array expression e with the caller's seed:
-/// the gradients of `sum(seed * e)` with respect to x..., and that value.
+/// Vector-Jacobian product of the array expression e with the caller's seed (e's length; for a
+/// matrix expression, as evaluate's out: rows * cols elements, row-major): the gradients of
+/// `sum(seed * e)` with respect to x..., and that value. An e that holds matrix products is
+/// evaluated by a tad::program built for the call.
 template <expression E, class Seed, class... X>
 auto vjp(const E& e, const Seed& seed, const X&... x) {
   if constexpr (detail::poisoned_v<E, X...>) {
@@ -300,9 +311,14 @@ auto vjp(const E& e, const Seed& seed, const X&... x) {
     static_assert(is_array_v<E>, "tad::vjp(e, seed, x...): e must be array-valued; use tad::grad for a scalar");
     return std::tuple<double, detail::quiet_t<X>...>{};
   } else if constexpr (detail::has_products_v<E>) {
-    static_assert(!detail::has_products_v<E>, "tad::vjp(e, seed, ...): e holds a matrix product; not supported yet: "
-                                             "take the gradient of tad::sum(tad::constant(seed_matrix) * e)");
-    return std::tuple<double, detail::quiet_t<X>...>{};
+    // A tad::program built for the call (eval/program_api.hpp), after grad's checks of x...
+    constexpr int problem = detail::grad_problem<decltype(tad::sum(e)), X...>();
+    if constexpr (problem != 0) {
+      detail::report_grad_problem<problem, false, decltype(tad::sum(e)), X...>();
+      return std::tuple<double, detail::quiet_t<X>...>{};
+    } else {
+      return detail::products_api<E>::vjp(e, seed, x...);
+    }
   } else {
     const std::size_t n = detail::top_length<E>(detail::bind_extents(e));
     if constexpr (rank_v<E> == 2) detail::check_out_shape(seed, detail::top_shape(e), "tad::vjp(e, seed, x...): seed");
@@ -320,9 +336,16 @@ auto vjp_into(const E& e, const Seed& seed, const wrt_target<X, T2>&... targets)
     static_assert(is_array_v<E>, "tad::vjp_into(e, seed, wrt(x, buffer)...): e must be array-valued");
     return 0.0;
   } else if constexpr (detail::has_products_v<E>) {
-    static_assert(!detail::has_products_v<E>, "tad::vjp_into(e, seed, ...): e holds a matrix product; not supported "
-                                             "yet: take the gradient of tad::sum(tad::constant(seed_matrix) * e)");
-    return 0.0;
+    constexpr int problem = detail::grad_problem<decltype(tad::sum(e)), X...>();
+    if constexpr (problem != 0) {
+      detail::report_grad_problem<problem, true, decltype(tad::sum(e)), X...>();
+      return 0.0;
+    } else if constexpr (!(std::is_same_v<value_type_t<E>, T2> && ...)) {
+      static_assert(detail::always_false<E>, "tad::grad_into(e, wrt(x, buffer)...): every buffer must have e's element type");
+      return 0.0;
+    } else {
+      return detail::products_api<E>::vjp_into(e, seed, targets...);
+    }
   } else {
     const std::size_t n = detail::top_length<E>(detail::bind_extents(e));
     if constexpr (rank_v<E> == 2) detail::check_out_shape(seed, detail::top_shape(e), "tad::vjp_into(e, seed, ...): seed");

@@ -1,5 +1,5 @@
 #pragma once
-/// tad::value, evaluate, grad and grad_into of an expression that holds a matrix product
+/// tad::value, evaluate, grad, grad_into, vjp and vjp_into of an expression that holds a matrix product
 /// (eval/api.hpp dispatches to products_api): a tad::program built for the call.
 
 #include <tad/core/matrix.hpp>
@@ -46,6 +46,20 @@ struct products_api<E, std::enable_if_t<has_products_v<E>>> {
   template <class... X, class... T2>
   static auto grad_into(const E& e, const wrt_target<X, T2>&... t) {
     return program<E>(e).grad_into(t...);
+  }
+  /// The seed is checked against the program's result shape with tad::vjp's message.
+  template <class Seed, class... X>
+  static auto vjp(const E& e, const Seed& seed, const X&... x) {
+    (check_binding(e, x, "tad::vjp"), ...);
+    const program<E> p(e);
+    check_seed(seed, {p.result_rows(), p.result_cols()}, rank_v<E> == 2, "tad::vjp(e, seed, x...): seed");
+    return p.vjp(seed, x...);
+  }
+  template <class Seed, class... X, class... T2>
+  static auto vjp_into(const E& e, const Seed& seed, const wrt_target<X, T2>&... t) {
+    const program<E> p(e);
+    check_seed(seed, {p.result_rows(), p.result_cols()}, rank_v<E> == 2, "tad::vjp_into(e, seed, ...): seed");
+    return p.vjp_into(seed, t...);
   }
 };
 }  // namespace tad::detail
