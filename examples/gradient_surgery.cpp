@@ -236,8 +236,9 @@ int main() {
     // One node, used twice: its rule runs once, on the sum of the adjoints (1 + 1 = 2).
     auto c = tad::let<"c">(tad::clip_gradient(x, -1.0, 1.0));
     auto [v, g] = tad::grad(c + c, x);  // g == clip(2) == 1, as TensorFlow and PyTorch
-    // Two copies of the same clip_gradient: each clips its own share.
-    auto u = tad::clip_gradient(x, -1.0, 1.0);
+    // Two copies, each a node of its own (per_use): each clips its own share. Without per_use
+    // or let, two copies of one clip_gradient are a compile error.
+    auto u = tad::per_use(tad::clip_gradient(x, -1.0, 1.0));
     auto [vu, gu] = tad::grad(u + u, x);  // gu == clip(1) + clip(1) == 2
     std::string shown = tad::to_string(c + c);  // "c + c where c = clip_gradient(x, -1, 1)"
     // [let]
@@ -246,6 +247,23 @@ int main() {
     check("unshared copies: value", vu, 4.0);
     check("unshared copies: gradient", gu, 2.0);
     check("let: printed", shown == "c + c where c = clip_gradient(x, -1, 1)" ? 1.0 : 0.0, 1.0);
+  }
+  {
+    // [clipped logits]
+    std::vector<double> logits{1.0, -0.5, 2.0, 0.3}, target{0.0, 0.0, 1.0, 0.0};
+    auto z = tad::var<"z">(logits);
+    // The loss reads its logits twice (logsumexp and the target's term); the clip runs once,
+    // on their summed adjoint softmax(z) - target, as in TensorFlow and PyTorch.
+    auto loss = tad::softmax_cross_entropy(tad::clip_gradient(z, -0.2, 0.2), tad::constant(target));
+    auto [v, dz] = tad::grad(loss, z);  // [0.2, 0.0503, -0.2, 0.1119]
+    // [clipped logits]
+    double total = 0;
+    for (double a : logits) total += std::exp(a);
+    check("clipped logits: value", v, std::log(total) - 2.0);
+    check("clipped logits: dz[0] (0.225 clipped)", dz[0], 0.2);
+    check("clipped logits: dz[1]", dz[1], std::exp(-0.5) / total);
+    check("clipped logits: dz[2] (0.612 - 1 clipped)", dz[2], -0.2);
+    check("clipped logits: dz[3]", dz[3], std::exp(0.3) / total);
   }
   std::printf("%s\n", failures != 0 ? "FAILED" : "all checks passed");
   return failures != 0 ? 1 : 0;

@@ -577,7 +577,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(lets_inside_a_point_are_shared_per_element, T, rea
     };
     auto all_of = [&](double v) { return std::vector<double>(n, v); };
     const auto c = tad::let<"c">(tad::clip_gradient(X, -0.5, 0.5));
-    const auto u = tad::clip_gradient(X, -0.5, 0.5);
+    const auto u = tad::per_use(tad::clip_gradient(X, -0.5, 0.5));
     const auto L3 = row_sums(0.3 * c + 0.3 * c + 0.3 * c);
     static_assert(tad::passes_v<decltype(L3), decltype(X)> == 1);
     expect_close(gX(L3), all_of(0.5), "clip_gradient, 3 uses, shared", s);
@@ -585,13 +585,13 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(lets_inside_a_point_are_shared_per_element, T, rea
     expect_close(gX(row_sums(0.3 * c + 0.3 * c)), all_of(0.5), "clip_gradient, 2 uses, shared", s);
     expect_close(gX(row_sums(0.3 * u + 0.3 * u)), all_of(0.6), "clip_gradient, 2 uses, unshared", s);
     const auto q = tad::let<"q">(squared_rule(X));
-    const auto qu = squared_rule(X);
+    const auto qu = tad::per_use(squared_rule(X));
     expect_close(gX(row_sums(0.3 * q + 0.3 * q + 0.3 * q)), all_of(0.81), "dy * dy, 3 uses, shared", s);
     expect_close(gX(row_sums(0.3 * qu + 0.3 * qu + 0.3 * qu)), all_of(0.27), "dy * dy, 3 uses, unshared", s);
     expect_close(gX(row_sums(0.3 * q + 0.3 * q)), all_of(0.36), "dy * dy, 2 uses, shared", s);
     expect_close(gX(row_sums(0.3 * qu + 0.3 * qu)), all_of(0.18), "dy * dy, 2 uses, unshared", s);
     const auto o = tad::let<"o">(tad::override_gradients(tad::identity(X), identity_clip));
-    const auto ou = tad::override_gradients(tad::identity(X), identity_clip);
+    const auto ou = tad::per_use(tad::override_gradients(tad::identity(X), identity_clip));
     expect_close(gX(row_sums(o + o + o)), all_of(0.1), "override, 3 uses, shared", s);
     expect_close(gX(row_sums(ou + ou + ou)), all_of(0.3), "override, 3 uses, unshared", s);
     expect_close(gX(row_sums(o + o)), all_of(0.1), "override, 2 uses, shared", s);

@@ -315,7 +315,7 @@ BOOST_AUTO_TEST_CASE(lets_inside_a_point_clip_the_summed_adjoint) {
   auto c = tad::constant(cs);
   const auto z = tad::let<"z">(tad::clip_gradient(X * w, -0.1, 0.1));
   const auto [v, gX, gw] = tad::grad(tad::sum(c * tad::sum(z * z, tad::axis<0>)), X, w);
-  const auto unshared = tad::clip_gradient(X * w, -0.1, 0.1);
+  const auto unshared = tad::per_use(tad::clip_gradient(X * w, -0.1, 0.1));
   const auto [uv, uX, uw] = tad::grad(tad::sum(c * tad::sum(unshared * unshared, tad::axis<0>)), X, w);
   auto clip = [](double a) { return std::clamp(a, -0.1, 0.1); };
   double want = 0;

@@ -46,7 +46,7 @@ BOOST_AUTO_TEST_CASE(scalar_clip_gradient_shared) {
   double v = 2;
   auto x = tad::var<"x">(v);
   auto c = tad::let<"c">(tad::clip_gradient(x, -1.0, 1.0));
-  auto u = tad::clip_gradient(x, -1.0, 1.0);
+  auto u = tad::per_use(tad::clip_gradient(x, -1.0, 1.0));
   expect(std::get<1>(tad::grad(c + c, x)), 1.0, 1e-15, "c + c, shared");
   expect(std::get<1>(tad::grad(u + u, x)), 2.0, 1e-15, "u + u, unshared");
   expect(std::get<1>(tad::grad(c + c + c, x)), 1.0, 1e-15, "c + c + c, shared");
@@ -65,7 +65,7 @@ BOOST_AUTO_TEST_CASE(scalar_custom_gradient_shared) {
   double v = 0.7;
   auto x = tad::var<"x">(v);
   auto c = tad::let<"c">(squared_rule(x));
-  auto u = squared_rule(x);
+  auto u = tad::per_use(squared_rule(x));
   expect(std::get<1>(tad::grad(c + c, x)), 4.0, 1e-15, "custom c + c, shared");
   expect(std::get<1>(tad::grad(u + u, x)), 2.0, 1e-15, "custom u + u, unshared");
   expect(std::get<1>(tad::grad(c + c + c, x)), 9.0, 1e-15, "custom c + c + c, shared");
@@ -81,7 +81,7 @@ BOOST_AUTO_TEST_CASE(scalar_override_rule_shared) {
   double v = 1.5;
   auto x = tad::var<"x">(v);
   auto c = tad::let<"c">(tad::override_gradients(tad::identity(x), identity_clip));
-  auto u = tad::override_gradients(tad::identity(x), identity_clip);
+  auto u = tad::per_use(tad::override_gradients(tad::identity(x), identity_clip));
   expect(std::get<1>(tad::grad(c + c, x)), 0.1, 1e-15, "override c + c, shared");
   expect(std::get<1>(tad::grad(u + u, x)), 0.2, 1e-15, "override u + u, unshared");
   expect(std::get<1>(tad::grad(c + c + c, x)), 0.1, 1e-15, "override c + c + c, shared");
@@ -101,7 +101,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(array_clip_gradient_shared, T, reals) {
     auto d = grad_test::data<T>(n, -2, 2);
     auto x = tad::var<"x">(d.span());
     auto c = tad::let<"c">(tad::clip_gradient(x, -0.5, 0.5));
-    auto u = tad::clip_gradient(x, -0.5, 0.5);
+    auto u = tad::per_use(tad::clip_gradient(x, -0.5, 0.5));
     const std::vector<double> half(n, 0.5), p9(n, 0.9), p6(n, 0.6);
     const double tol = grad_test::tol<T>();
     expect_all(std::get<1>(tad::grad(tad::sum(0.3 * c + 0.3 * c + 0.3 * c), x)), half, tol, "3 uses, shared");
@@ -127,13 +127,13 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(array_custom_and_override_shared, T, reals) {
     auto x = tad::var<"x">(d.span());
     const double tol = grad_test::tol<T>();
     auto c = tad::let<"c">(squared_rule(x));
-    auto u = squared_rule(x);
+    auto u = tad::per_use(squared_rule(x));
     expect_all(std::get<1>(tad::grad(tad::sum(0.3 * c + 0.3 * c + 0.3 * c), x)), std::vector<double>(n, 0.81), tol, "custom 3 uses, shared");
     expect_all(std::get<1>(tad::grad(tad::sum(0.3 * u + 0.3 * u + 0.3 * u), x)), std::vector<double>(n, 0.27), tol, "custom 3 uses, unshared");
     expect_all(std::get<1>(tad::grad(tad::sum(0.3 * c + 0.3 * c), x)), std::vector<double>(n, 0.36), tol, "custom 2 uses, shared");
     expect_all(std::get<1>(tad::grad(tad::sum(0.3 * u + 0.3 * u), x)), std::vector<double>(n, 0.18), tol, "custom 2 uses, unshared");
     auto o = tad::let<"o">(tad::override_gradients(tad::identity(x), identity_clip));
-    auto w = tad::override_gradients(tad::identity(x), identity_clip);
+    auto w = tad::per_use(tad::override_gradients(tad::identity(x), identity_clip));
     expect_all(std::get<1>(tad::grad(tad::sum(o + o + o), x)), std::vector<double>(n, 0.1), tol, "override 3 uses, shared");
     expect_all(std::get<1>(tad::grad(tad::sum(w + w + w), x)), std::vector<double>(n, 0.3), tol, "override 3 uses, unshared");
     expect_all(std::get<1>(tad::grad(tad::sum(o + o), x)), std::vector<double>(n, 0.1), tol, "override 2 uses, shared");
@@ -153,7 +153,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(lets_in_multi_pass_schedules, T, reals) {
     auto x = tad::var<"x">(d.span());
     const double tol = grad_test::tol<T>() * 10;
     auto c = tad::let<"c">(squared_rule(x));
-    auto u = squared_rule(x);
+    auto u = tad::per_use(squared_rule(x));
     double s = 0;
     for (std::size_t i = 0; i < n; ++i) s += 2 * std::exp(double(d[i]));
     expect_all(std::get<1>(tad::grad(tad::log(tad::sum(tad::exp(c) + tad::exp(c))), x)),
@@ -243,7 +243,7 @@ BOOST_AUTO_TEST_CASE(traits_count_a_let_once) {
   double v = 2;
   auto x = tad::var<"x">(v);
   auto c = tad::let<"c">(tad::clip_gradient(x, -1.0, 1.0));
-  auto u = tad::clip_gradient(x, -1.0, 1.0);
+  auto u = tad::per_use(tad::clip_gradient(x, -1.0, 1.0));
   using S = decltype(c + c + c);
   using U = decltype(u + u + u);
   static_assert(tad::count_op_v<S, tad::clip_gradient_op> == 1);
@@ -251,7 +251,7 @@ BOOST_AUTO_TEST_CASE(traits_count_a_let_once) {
   static_assert(tad::modifier_count_v<S> == 1);
   // c + c + c: two + nodes, three let occurrences, the body once (clip node, x, -1, 1): 9.
   static_assert(tad::node_count_v<S> == 9);
-  static_assert(tad::node_count_v<U> == 14);  // 2 + 3 * 4
+  static_assert(tad::node_count_v<U> == 17);  // 2 + 3 * 5 (per_use, clip node, x, -1, 1)
   static_assert(tad::depends_on_v<S, decltype(x)>);
   static_assert(!tad::gradient_is_zero_v<S, decltype(x)>);
   auto st = tad::let<"st">(tad::stop_gradient(x));

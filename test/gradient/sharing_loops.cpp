@@ -47,7 +47,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(clip_gradient_in_two_and_three_reductions, T, real
     auto d = grad_test::data<T>(n, -2, 2);
     auto x = tad::var<"x">(d.span());
     auto c = tad::let<"c">(tad::clip_gradient(x, -0.5, 0.5));
-    auto u = tad::clip_gradient(x, -0.5, 0.5);
+    auto u = tad::per_use(tad::clip_gradient(x, -0.5, 0.5));
     const double tol = grad_test::tol<T>();
     const std::size_t top = argmax(d);
     expect_all(std::get<1>(tad::grad(tad::sum(0.3 * c) + tad::sum(0.4 * c * c), x)),
@@ -87,7 +87,7 @@ BOOST_AUTO_TEST_CASE(custom_and_override_rules_across_passes) {
     for (std::size_t i = 0; i < n; ++i) s += std::exp(double(d[i]) - top);
     auto softmax = [&](double xi) { return std::exp(xi - top) / s; };
     auto c = tad::let<"c">(squared_rule(x));
-    auto u = squared_rule(x);
+    auto u = tad::per_use(squared_rule(x));
     const auto shared = tad::sum(0.5 * c) + tad::logsumexp(c);
     static_assert(tad::passes_v<decltype(shared), decltype(x)> == 3);
     expect_all(std::get<1>(tad::grad(shared, x)), grad_test::map(d, [&](double xi) { return std::pow(0.5 + softmax(xi), 2); }),
@@ -101,7 +101,7 @@ BOOST_AUTO_TEST_CASE(custom_and_override_rules_across_passes) {
     expect_all(std::get<1>(tad::grad(tad::sum(u * tad::mean(u)), x)), std::vector<double>(n, 2 * m * m), tol,
                "custom, two passes, unshared");
     auto o = tad::let<"o">(tad::override_gradients(tad::identity(x), identity_clip));
-    auto w = tad::override_gradients(tad::identity(x), identity_clip);
+    auto w = tad::per_use(tad::override_gradients(tad::identity(x), identity_clip));
     expect_all(std::get<1>(tad::grad(tad::sum(0.5 * o) + tad::logsumexp(o), x)), std::vector<double>(n, 0.1), tol,
                "override, shared");
     expect_all(std::get<1>(tad::grad(tad::sum(0.5 * w) + tad::logsumexp(w), x)),
@@ -122,7 +122,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(a_let_inside_and_outside_an_inner_reduction, T, re
     auto v = tad::constant(vd.span());
     const double t = 0.3, tol = grad_test::tol<T>() * 10;
     auto c = tad::let<"c">(tad::clip_gradient(x, -t, t));
-    auto u = tad::clip_gradient(x, -t, t);
+    auto u = tad::per_use(tad::clip_gradient(x, -t, t));
     const double m = grad_test::total(d) / double(n);
     double A = 0;
     for (std::size_t i = 0; i < n; ++i) A -= 2 * double(vd[i]) * (double(d[i]) - m);
@@ -182,7 +182,7 @@ BOOST_AUTO_TEST_CASE(clipped_logits_as_two_means) {
   const double bound = 0.004;
   auto zc = tad::let<"zc">(tad::clip_gradient(tad::sum(X * w, tad::axis<1>), -bound, bound));
   const auto [v, g] = tad::grad(tad::mean(tad::softplus(zc)) + tad::mean(-y * zc), w);
-  auto zu = tad::clip_gradient(tad::sum(X * w, tad::axis<1>), -bound, bound);
+  auto zu = tad::per_use(tad::clip_gradient(tad::sum(X * w, tad::axis<1>), -bound, bound));
   const auto [vu, gu] = tad::grad(tad::mean(tad::softplus(zu)) + tad::mean(-y * zu), w);
   std::vector<double> want(D, 0.0), want_u(D, 0.0);
   for (std::size_t r = 0; r < N; ++r) {
@@ -232,7 +232,7 @@ BOOST_AUTO_TEST_CASE(a_scalar_let_in_the_scalar_code_and_loop_invariants) {
     expect_all(gx, wx, tol, "dx");
     expect_all(gy, std::vector<double>(n + 2, c), tol, "dy");
     expect_all(std::span<const T>(gX.data(), gX.size()), std::vector<double>(3 * (n + 1), c), tol, "dX");
-    auto cu = tad::clip_gradient(s * s, -t, t);
+    auto cu = tad::per_use(tad::clip_gradient(s * s, -t, t));
     expect(std::get<1>(tad::grad(cu * cu + tad::sum(cu * x), s)), 2 * 0.9 * (2 * clip(c, -t, t) + clip(sx, -t, t)), tol,
            "clip, unshared");
     // The rule dy * dy (custom_gradient) with 3 uses, the override clip(dy, -0.1, 0.1) with 2.

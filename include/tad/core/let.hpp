@@ -35,6 +35,18 @@ struct let_op {
   TAD_INLINE static constexpr auto backward(auto dy, auto, auto) { return dy; }
 };
 
+/// The op of `tad::per_use(e)` (gradient/let.hpp): the identity, forward and backward. It marks
+/// a copy of a subexpression as a node of its own, so that copies of one rule-carrying
+/// subexpression (a rule not linear in the adjoint) may each run their rule on their own share
+/// of the adjoint without the compile error that guards against doing so by accident
+/// (eval/shared_rules.hpp; doc/semantics.md, "Shared subexpressions").
+struct per_use_op {
+  static constexpr std::string_view name = "per_use";
+  static constexpr bool is_per_use = true;
+  TAD_INLINE static constexpr auto forward(auto x) { return x; }
+  TAD_INLINE static constexpr auto backward(auto dy, auto, auto) { return dy; }
+};
+
 namespace detail {
 
 template <class E>
@@ -52,6 +64,27 @@ template <class Op, class... C>
 struct has_lets<node<Op, C...>> : std::bool_constant<is_let_node_v<node<Op, C...>> || (has_lets<C>::value || ...)> {};
 template <class E>
 inline constexpr bool has_lets_v = has_lets<std::remove_cvref_t<E>>::value;
+
+/// Does an adjoint reach, in E, a node whose rule is not linear in the adjoint (clip_gradient,
+/// custom_gradient, an overridden op: `adjoint_linear = false`) outside every let and per_use
+/// (their bodies are one node each already) and below no cut (adjoint_flows)? Such a node
+/// read twice by a composite (softmax_cross_entropy reads its logits twice) must be one node.
+template <class E>
+constexpr bool rule_outside_lets() {
+  if constexpr (is_leaf_v<E>) {
+    return false;
+  } else if constexpr (is_let_node_v<E> || requires { E::op_type::is_per_use; } ||
+                       !op_differentiable<typename E::op_type>()) {
+    return false;
+  } else {
+    bool r = false;
+    if constexpr (requires { E::op_type::adjoint_linear; }) r = !E::op_type::adjoint_linear;
+    static_for<E::arity>([&](auto k) {
+      if constexpr (adjoint_flows<E, k.value>::value) r = r || rule_outside_lets<child_t<k.value, E>>();
+    });
+    return r;
+  }
+}
 
 /// A list of let node types, distinct by name, in post-order of their first occurrence (a let
 /// inside another let's body comes before it).

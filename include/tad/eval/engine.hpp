@@ -11,6 +11,7 @@
 #include <tad/eval/deferred_lets.hpp>
 #include <tad/eval/let.hpp>
 #include <tad/eval/plan.hpp>
+#include <tad/eval/shared_rules.hpp>
 #include <tad/ops/cross_entropy.hpp>
 #include <tad/ops/reductions.hpp>
 #include <tad/simd/batch.hpp>
@@ -57,6 +58,7 @@ class engine {
   constexpr engine(const E& e, T* const* outs, const std::size_t* sizes, const extent_array<E>& ext)
       : e_(e), outs_(outs), sizes_(sizes) {
     if constexpr (has_lets_v<E>) check_lets<E, W>();
+    if constexpr (W::size > 0) check_shared_rules<E>();
     if constexpr (copies) freeze(e_);
     validate<T>(e_);
     if constexpr (NC > 0) ctx_.n = ext[0];

@@ -25,6 +25,7 @@
 #include <array>
 #include <cstddef>
 #include <initializer_list>
+#include <ranges>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -34,6 +35,15 @@
 #include <vector>
 
 namespace tad {
+
+namespace detail {
+/// The seed of program::grad_with for grad_into: none (the top is the scalar E).
+struct no_seed {};
+template <class S>
+inline constexpr bool is_wrt_target_v = false;
+template <class X, class T>
+inline constexpr bool is_wrt_target_v<wrt_target<X, T>> = true;
+}  // namespace detail
 
 /// Evaluates the expression E (which may hold matrix products) again and again: its value, its
 /// gradient with respect to any of its variables, into the caller's buffers, with every
@@ -118,11 +128,11 @@ class program {
   template <class... X, class... T2>
   T grad_into(const wrt_target<X, T2>&... targets) const {
     const auto ws = own_.take();
-    return grad_with(ws.span(), targets...);
+    return grad_with(ws.span(), detail::no_seed{}, targets...);
   }
   template <class... X, class... T2>
   T grad_into(std::span<T> ws, const wrt_target<X, T2>&... targets) const {
-    return grad_with(ws, targets...);
+    return grad_with(ws, detail::no_seed{}, targets...);
   }
 
   /// Value and gradients, as tad::grad (the gradients are allocated per call).
@@ -131,7 +141,34 @@ class program {
     std::tuple<T, detail::gradient_t<T, X>...> result{T(0), detail::make_gradient<T>(x)...};
     const auto ws = own_.take();
     [&]<std::size_t... K>(std::index_sequence<K...>) {
-      std::get<0>(result) = grad_with(ws.span(), wrt(x, std::get<K + 1>(result))...);
+      std::get<0>(result) = grad_with(ws.span(), detail::no_seed{}, wrt(x, std::get<K + 1>(result))...);
+    }(std::index_sequence_for<X...>{});
+    return result;
+  }
+
+  /// Vector-Jacobian product of an array E, as tad::vjp_into: the value of `sum(seed * E)`; the
+  /// gradients of it go into the caller's buffers. `seed` is contiguous storage of E's element
+  /// type and E's shape (result_rows() x result_cols(), row-major; a tad::matrix's shape is
+  /// checked); the seeded top is the engine's, then the products' backward as for grad_into.
+  template <class Seed, class... X, class... T2>
+  T vjp_into(const Seed& seed, const wrt_target<X, T2>&... targets) const {
+    const std::span<const T> s = seed_of(seed, "tad::program::vjp_into(seed, ...): seed");
+    const auto ws = own_.take();
+    return grad_with(ws.span(), s, targets...);
+  }
+  template <class Seed, class... X, class... T2>
+    requires(!detail::is_wrt_target_v<Seed>)
+  T vjp_into(std::span<T> ws, const Seed& seed, const wrt_target<X, T2>&... targets) const {
+    return grad_with(ws, seed_of(seed, "tad::program::vjp_into(seed, ...): seed"), targets...);
+  }
+  /// The same, the gradients allocated per call (as tad::vjp): `auto [v, gW, gx] = p.vjp(seed, W, x)`.
+  template <class Seed, class... X>
+  auto vjp(const Seed& seed, const X&... x) const {
+    const std::span<const T> s = seed_of(seed, "tad::program::vjp(seed, x...): seed");
+    std::tuple<T, detail::gradient_t<T, X>...> result{T(0), detail::make_gradient<T>(x)...};
+    const auto ws = own_.take();
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      std::get<0>(result) = grad_with(ws.span(), s, wrt(x, std::get<K + 1>(result))...);
     }(std::index_sequence_for<X...>{});
     return result;
   }
@@ -262,9 +299,10 @@ class program {
                               std::array{ak, bn, am}, std::array{bn, ak, am}})
           pack_size_ = std::max(pack_size_, detail::gemm_pack_elements<T>(g[0], g[1], g[2]));
         alias_[k] = k;
-        // Shared only when every rule in it is linear in the adjoint: the backward then runs
-        // once on the sum of the uses' adjoints (a clip or an overridden rule would not).
-        if constexpr (Outer && detail::adjoint_linear<N>()) {
+        // Shared, whatever its rules: the backward then runs once, on the sum of the uses'
+        // adjoints (one node, one rule: a clip or an overridden rule in it runs once, as in
+        // TensorFlow; decisions.md 54, amending 46).
+        if constexpr (Outer) {
           constexpr auto flows = detail::flowing_products<E>();
           tag_[k] = &type_tag<N>;
           node_[k] = &n;
@@ -368,10 +406,30 @@ class program {
     }
   }
 
-  template <class... X, class... T2>
-  T grad_with(std::span<T> ws, const wrt_target<X, T2>&... t) const;
-  template <class... X>
-  T grad_checked(const E& e, std::span<T> ws, const wrt_target<X, T>&... t) const;
+  /// The seed of vjp: checked against E's shape (`what` names the caller), as a span.
+  template <class Seed>
+  std::span<const T> seed_of(const Seed& seed, const char* what) const {
+    constexpr bool ok = std::ranges::contiguous_range<const Seed&> &&
+                        std::is_same_v<std::remove_cv_t<std::ranges::range_value_t<const Seed&>>, T>;
+    if constexpr (!is_array_v<E>) {
+      static_assert(is_array_v<E>, "tad::program::vjp(seed, x...): the expression must be array-valued; use grad");
+      return {};
+    } else if constexpr (!ok) {
+      static_assert(ok, "tad::program::vjp(seed, x...): the seed must be contiguous storage of the expression's "
+                        "element type");
+      return {};
+    } else {
+      const auto [rows, cols] = top_shape();
+      detail::check_seed(seed, {rows, cols}, rank_v<E> == 2, what);
+      return {std::ranges::data(seed), std::ranges::size(seed)};
+    }
+  }
+
+  /// grad_into (Seed: detail::no_seed) and vjp_into (a std::span<const T> of E's shape).
+  template <class Seed, class... X, class... T2>
+  T grad_with(std::span<T> ws, const Seed& seed, const wrt_target<X, T2>&... t) const;
+  template <class Seed, class... X>
+  T grad_checked(const E& e, std::span<T> ws, const Seed& seed, const wrt_target<X, T>&... t) const;
 };
 
 template <class E>

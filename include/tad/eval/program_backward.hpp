@@ -6,12 +6,14 @@
 #include <tad/core/errors.hpp>
 #include <tad/core/zero.hpp>
 #include <tad/eval/program.hpp>
+#include <tad/eval/shared_rules.hpp>
 #include <tad/ops/adjoints.hpp>
 
 #include <algorithm>
 #include <array>
 #include <cstddef>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -267,22 +269,31 @@ void program<E>::backward(const N& n, const results& r, std::size_t base, const 
   }
 }
 
-/// The checks of grad_into's arguments, once per call, on the whole expression (its arrays'
-/// table: one loop per buffer, whatever the expression).
+/// The checks of grad_into's (and vjp_into's: a seed, checked by the caller) arguments, once
+/// per call, on the whole expression (its arrays' table: one loop per buffer, whatever the
+/// expression).
 template <class E>
-template <class... X, class... T2>
-auto program<E>::grad_with(std::span<T> ws, const wrt_target<X, T2>&... t) const -> T {
-  constexpr int problem = detail::grad_problem<E, X...>();
+template <class Seed, class... X, class... T2>
+auto program<E>::grad_with(std::span<T> ws, const Seed& seed, const wrt_target<X, T2>&... t) const -> T {
+  constexpr bool seeded = !std::is_same_v<Seed, detail::no_seed>;
+  // A vjp's x... are checked as a gradient's of sum(E) (same variables, scalar).
+  using S = typename decltype([] {
+    if constexpr (seeded && is_array_v<E>) return std::type_identity<decltype(tad::sum(std::declval<const E&>()))>{};
+    else return std::type_identity<E>{};
+  }())::type;
+  constexpr int problem = detail::grad_problem<S, X...>();
   if constexpr (problem != 0) {
-    detail::report_grad_problem<problem, true, E, X...>();
+    detail::report_grad_problem<problem, true, S, X...>();
     return T(0);
   } else if constexpr (!(std::is_same_v<T, T2> && ...)) {
     static_assert(detail::always_false<E>, "tad::program::grad_into(wrt(x, buffer)...): every buffer must have "
                                            "the expression's element type");
     return T(0);
   } else {
+    // The whole expression, products' operands included: its engines see only their parts.
+    if constexpr (sizeof...(X) > 0) detail::check_shared_rules<E>();
     check_workspace(ws);
-    constexpr const char* api = "tad::program::grad_into";
+    constexpr const char* api = seeded ? "tad::program::vjp_into" : "tad::program::grad_into";
     const std::span<const detail::array_view_info<T>> arrays(arrays_.data(), n_arrays_);
     const auto bound = [&](const auto& target) {
       if constexpr (std::remove_cvref_t<decltype(target.var)>::is_array)
@@ -315,6 +326,17 @@ auto program<E>::grad_with(std::span<T> ws, const wrt_target<X, T2>&... t) const
         detail::throw_target_overlap(api, std::remove_cvref_t<decltype(target.var)>::name.view(), "the workspace");
     };
     (apart(t), ...);
+    if constexpr (seeded) {
+      // The seed is read while the gradients are written (as tad::vjp_into refuses a buffer
+      // overlapping its seed, an input array there), after the forward wrote the workspace.
+      const auto off_seed = [&](const auto& target) {
+        if (detail::overlaps(target.data, detail::target_span(target), seed.data(), seed.size()))
+          detail::throw_target_overlap(api, std::remove_cvref_t<decltype(target.var)>::name.view(), "the seed");
+      };
+      (off_seed(t), ...);
+      if (detail::overlaps(seed.data(), seed.size(), static_cast<const T*>(ws.data()), std::min(ws.size(), size_)))
+        throw std::invalid_argument(std::string(api) + ": the seed overlaps the workspace");
+    }
     if constexpr (detail::holds_ref<E>()) {
       // A scalar variable (or constant_ref) bound to an lvalue is read where it is used: the
       // products' backward reads it after the engine around them has written the gradients,
@@ -322,9 +344,9 @@ auto program<E>::grad_with(std::span<T> ws, const wrt_target<X, T2>&... t) const
       // So each is read once, here, before anything is written.
       E e = e_;
       detail::freeze(e);
-      return grad_checked(e, ws, t...);
+      return grad_checked(e, ws, seed, t...);
     } else {
-      return grad_checked(e_, ws, t...);
+      return grad_checked(e_, ws, seed, t...);
     }
   }
 }
@@ -332,10 +354,12 @@ auto program<E>::grad_with(std::span<T> ws, const wrt_target<X, T2>&... t) const
 /// grad_with after its checks, on e (e_, or a copy of it with its scalars read): the targets of
 /// variables E lacks and staged targets first; then the forward, the engine on the expression
 /// around the products (its value, the gradients of the variables it holds and the outermost
-/// products' adjoints), and the products' backward.
+/// products' adjoints; for a vjp, on `dot(seed, top)`: the seeded backward tad::vjp_into runs),
+/// and the products' backward.
 template <class E>
-template <class... X>
-auto program<E>::grad_checked(const E& e, std::span<T> ws, const wrt_target<X, T>&... t) const -> T {
+template <class Seed, class... X>
+auto program<E>::grad_checked(const E& e, std::span<T> ws, const Seed& seed, const wrt_target<X, T>&... t) const
+    -> T {
   if constexpr (!(detail::contains_var<E, X::name>::value && ...)) {
     // Variables E does not contain: a zero gradient, written here; the rest sees E's only
     // (the workspace's scratch and staging are sized by E's variables).
@@ -348,10 +372,11 @@ auto program<E>::grad_checked(const E& e, std::span<T> ws, const wrt_target<X, T
         return std::tuple<>{};
       }
     };
-    return std::apply([&](const auto&... p) { return grad_checked(e, ws, p...); }, std::tuple_cat(present(t)...));
+    return std::apply([&](const auto&... p) { return grad_checked(e, ws, seed, p...); }, std::tuple_cat(present(t)...));
   } else if (detail::staging_size(t...) != 0) {  // a strided or column-major gradient buffer
     // (Each staged share fits: staging holds every variable of E.)
-    return detail::through_staging(ws.data() + staging_, [&](const auto&... d) { return grad_checked(e, ws, d...); }, t...);
+    return detail::through_staging(ws.data() + staging_,
+                                   [&](const auto&... d) { return grad_checked(e, ws, seed, d...); }, t...);
   }
   const results r = bind(ws);
   forward(e, r, 0);
@@ -364,8 +389,22 @@ auto program<E>::grad_checked(const E& e, std::span<T> ws, const wrt_target<X, T
     ((scratch[j++] = ws.data() + at, at += X::is_array ? t.size : 1), ...);
     if (at > staging_) throw std::logic_error("tad::program: scratch overflow");  // E's variables only
   }
-  const T v = std::apply([&](const auto&... w) { return detail::run_gradient(top, detail::bind_extents(top), t..., w...); },
-                         inner_product_targets<L, E, true, X...>(r, 0));
+  const auto run = [&](const auto& f) {
+    return std::apply([&](const auto&... w) { return detail::run_gradient(f, detail::bind_extents(f), t..., w...); },
+                      inner_product_targets<L, E, true, X...>(r, 0));
+  };
+  T v{};
+  if constexpr (std::is_same_v<Seed, detail::no_seed>) {
+    v = run(top);
+  } else {
+    // The seed as a constant of top's shape (a matrix: row-major), as tad::vjp_into seeds.
+    if constexpr (rank_v<E> == 2) {
+      const auto [rows, cols] = top_shape();
+      v = run(tad::dot(constant(seed.data(), rows, cols), top));
+    } else {
+      v = run(tad::dot(constant(seed), top));
+    }
+  }
   constexpr auto live = detail::live_products<E, true, X...>();
   for (std::size_t k = 0; k < products; ++k) {
     const std::size_t j = alias_[k];

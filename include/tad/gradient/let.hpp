@@ -36,4 +36,20 @@ constexpr auto let(const E& e) {
   }
 }
 
+/// `per_use(e)`: e, marked as a node of its own. Copies of one subexpression whose rule is not
+/// linear in the adjoint (clip_gradient, custom_gradient, an overridden op) are a compile error
+/// unless each is one node (`let`) or each use is wrapped in per_use: then each copy runs its
+/// rule on its own share of the adjoint (doc/semantics.md, "Shared subexpressions").
+template <class E>
+constexpr auto per_use(const E& e) {
+  if constexpr (detail::poisoned_v<E>) {
+    return detail::invalid_expression{};
+  } else if constexpr (!expression<E>) {
+    static_assert(expression<E>, "tad::per_use(e): e must be a tad expression");
+    return detail::invalid_expression{};
+  } else {
+    return detail::make<per_use_op>(e);
+  }
+}
+
 }  // namespace tad

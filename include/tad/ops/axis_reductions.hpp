@@ -7,6 +7,7 @@
 #include <tad/ops/elementwise.hpp>
 #include <tad/ops/make.hpp>
 #include <tad/ops/reductions.hpp>
+#include <tad/ops/shared.hpp>
 
 #include <cstddef>
 #include <type_traits>
@@ -159,10 +160,10 @@ constexpr auto kept_axis(const P& p) {
 /// is `s * (dy - sum(dy * s, axis<1>))` per row. e appears twice, so an expression (not a leaf)
 /// is computed twice per element; a row of -inf gives NaN (as PyTorch's does).
 /// `softmax(e, axis<0>)`: of each column, `exp(e - logsumexp(e, axis<0>))`.
-TAD_AXIS_REDUCTION_FUNCTION(softmax, exp(e - detail::kept_axis<K>(logsumexp(e, axis<K>))))
+TAD_AXIS_REDUCTION_FUNCTION(softmax, (detail::check_row_composite<E>(), exp(e - detail::kept_axis<K>(logsumexp(e, axis<K>)))))
 /// `log_softmax(e, axis<1>)`: `e - as_column(logsumexp(e, axis<1>))`, each row's log-probabilities
 /// (axis<0>: each column's).
-TAD_AXIS_REDUCTION_FUNCTION(log_softmax, e - detail::kept_axis<K>(logsumexp(e, axis<K>)))
+TAD_AXIS_REDUCTION_FUNCTION(log_softmax, (detail::check_row_composite<E>(), e - detail::kept_axis<K>(logsumexp(e, axis<K>))))
 
 #undef TAD_AXIS_REDUCTION_FUNCTION
 
@@ -190,7 +191,8 @@ constexpr auto softmax(const E& e) {
                                 "elements); of a matrix, along each row: tad::softmax(e, tad::axis<1>)");
     return detail::invalid_expression{};
   } else {
-    return exp(e - logsumexp(e));
+    const auto ee = detail::one_node(e);  // read twice: one node (ops/shared.hpp)
+    return exp(ee - logsumexp(ee));
   }
 }
 /// `log_softmax(e)` of a vector expression: `e - logsumexp(e)`.
@@ -205,7 +207,8 @@ constexpr auto log_softmax(const E& e) {
                                 "its elements); of a matrix, along each row: tad::log_softmax(e, tad::axis<1>)");
     return detail::invalid_expression{};
   } else {
-    return e - logsumexp(e);
+    const auto ee = detail::one_node(e);  // read twice: one node (ops/shared.hpp)
+    return ee - logsumexp(ee);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <tad/ops/axis_reductions.hpp>
 #include <tad/ops/make.hpp>
 #include <tad/ops/reductions.hpp>
+#include <tad/ops/shared.hpp>
 
 #include <cstddef>
 #include <ranges>
@@ -115,9 +116,12 @@ constexpr auto softmax_cross_entropy(const Z& z, const T& t) {
                   "per row) or both vectors (one distribution)");
     return invalid_expression{};
   } else if constexpr (zm) {
+    detail::check_row_composite<Z>();
     return sum(t, axis<1>) * logsumexp(z, axis<1>) - sum(t * z, axis<1>);
   } else {
-    return sum(t) * logsumexp(z) - dot(t, z);
+    // z is read twice: one node, so that a rule in it runs once (ops/shared.hpp).
+    const auto zz = detail::one_node(z);
+    return sum(t) * logsumexp(zz) - dot(t, zz);
   }
 }
 
@@ -136,6 +140,7 @@ constexpr auto softmax_cross_entropy(const Z& z, R&& labels) {
                   "sample, one column per class, one label per row");
     return invalid_expression{};
   } else {
+    detail::check_row_composite<Z>();
     return logsumexp(z, axis<1>) - pick(z, std::forward<R>(labels));
   }
 }
