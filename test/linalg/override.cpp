@@ -212,8 +212,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(zero_for_an_inner_product_and_for_an_operand_expre
 }
 
 // tad::zero for B (the right operand, a variable): its gradient buffer is zeroed, A's is the
-// rule's; and a product used twice with a rule that is not linear in dY (sign): one node, its
-// rule run once on the sum of the uses' adjoints (computed once), as in TensorFlow.
+// rule's; and a product used twice (per_use) with a rule that is not linear in dY (sign): each
+// use runs the rule on its own adjoint (not merged: computed twice).
 BOOST_AUTO_TEST_CASE(zero_for_b_and_a_nonlinear_rule_used_twice) {
   const dmat a = random_matrix(m_, k_, 24), w = random_matrix(k_, n_, 25);
   const auto A = tad::var<"A">(a.v.data(), m_, k_);
@@ -233,14 +233,16 @@ BOOST_AUTO_TEST_CASE(zero_for_b_and_a_nonlinear_rule_used_twice) {
   const auto sign_rule = [](const auto& dy, const auto& a2, const auto&, const auto&) {
     return tad::adjoints{tad::zero{}, a2.transpose() * dy.cwiseSign()};
   };
-  const auto P = tad::override_gradients(tad::matmul(tad::constant(a.v.data(), m_, k_), W), matmul_rule(sign_rule));
+  // Two uses without per_use are the repeated-rule compile error (one node would need the
+  // product as a let, not supported yet): with per_use, each use runs the rule on its own dY.
+  const auto P = tad::per_use(tad::override_gradients(tad::matmul(tad::constant(a.v.data(), m_, k_), W), matmul_rule(sign_rule)));
+  static_assert(!std::is_void_v<tad::detail::repeated_rule_t<decltype(tad::sum(P.arg) + tad::sum(P.arg))>>);
   const tad::program p(tad::sum(tad::square(P)) - tad::sum(P) * 3.0);
-  BOOST_TEST(p.computed_products() == 1u);
+  BOOST_TEST(p.computed_products() == 2u);
   (void)p.grad_into(tad::wrt(W, gw));
-  // One node (the same computation used twice): its rule runs once, on the summed adjoint
-  // dY = 2P - 3, as in TensorFlow: dW = A^T sign(2P - 3). (Per use it would be A^T (sign(P) - 1).)
+  // Use 1: dY = 2P, sign(2P); use 2: dY = -3, sign -1. dW = A^T (sign(P) - 1).
   dmat s = product(a, w);
-  for (double& v : s.v) v = 2 * v - 3 > 0 ? 1.0 : 2 * v - 3 < 0 ? -1.0 : 0.0;
+  for (double& v : s.v) v = (v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0) - 1.0;
   BOOST_TEST(relative_error(gw, product(transposed(a), s)) <= 1e-13);
 }
 
@@ -312,3 +314,19 @@ BOOST_AUTO_TEST_CASE(an_overridden_step_allocates_nothing) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// The repeated-rule check through products (eval/shared_rules.hpp, decisions.md 54).
+namespace {
+std::vector<double> xs_rule(4);
+[[maybe_unused]] const auto x_ct = tad::constant(xs_rule.data(), 2, 2);
+// Two products of one type are two occurrences (a program aliases them only when their data are
+// equal, at run time), so a clipped weight shared by them is refused; so is a let of it used in a
+// product's operand and elsewhere (each operand runs in an engine of its own).
+std::vector<double> w_rule(4);
+[[maybe_unused]] const auto W_rule = tad::var<"W">(w_rule.data(), 2, 2);
+[[maybe_unused]] const auto cW_rule = tad::clip_gradient(W_rule, -0.5, 0.5);
+static_assert(!std::is_void_v<tad::detail::repeated_rule_t<decltype(tad::sum(tad::matmul(x_ct, cW_rule)) + tad::sum(tad::matmul(x_ct, cW_rule)))>>);
+[[maybe_unused]] const auto lW_rule = tad::let<"cw">(cW_rule);
+static_assert(tad::detail::rule_problem<decltype(tad::sum(tad::matmul(x_ct, lW_rule)) + tad::sum(lW_rule))>::kind == 2);
+static_assert(tad::detail::rule_problem<decltype(tad::sum(tad::matmul(x_ct, lW_rule)))>::kind == 0);
+}  // namespace

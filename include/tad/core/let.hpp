@@ -12,6 +12,7 @@
 
 #include <array>
 #include <bit>
+#include <cstring>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -43,6 +44,7 @@ struct let_op {
 struct per_use_op {
   static constexpr std::string_view name = "per_use";
   static constexpr bool is_per_use = true;
+  static constexpr linearity linear = linearity::additive;
   TAD_INLINE static constexpr auto forward(auto x) { return x; }
   TAD_INLINE static constexpr auto backward(auto dy, auto, auto) { return dy; }
 };
@@ -66,15 +68,15 @@ template <class E>
 inline constexpr bool has_lets_v = has_lets<std::remove_cvref_t<E>>::value;
 
 /// Does an adjoint reach, in E, a node whose rule is not linear in the adjoint (clip_gradient,
-/// custom_gradient, an overridden op: `adjoint_linear = false`) outside every let and per_use
-/// (their bodies are one node each already) and below no cut (adjoint_flows)? Such a node
-/// read twice by a composite (softmax_cross_entropy reads its logits twice) must be one node.
+/// custom_gradient, an overridden op: `adjoint_linear = false`) outside every let (a let's body
+/// is one node already) and below no cut (adjoint_flows)? Such a node read twice by a composite
+/// (softmax_cross_entropy reads its logits twice) must be one node. A per_use does not hide it:
+/// per_use means one rule per use the user wrote, never one per read inside a composite.
 template <class E>
 constexpr bool rule_outside_lets() {
   if constexpr (is_leaf_v<E>) {
     return false;
-  } else if constexpr (is_let_node_v<E> || requires { E::op_type::is_per_use; } ||
-                       !op_differentiable<typename E::op_type>()) {
+  } else if constexpr (is_let_node_v<E> || !op_differentiable<typename E::op_type>()) {
     return false;
   } else {
     bool r = false;
@@ -258,6 +260,15 @@ constexpr bool same_body(const E& a, const E& b) {
     }
   } else {
     bool ok = true;
+    // An op's own state where its bytes are its value (a pick's labels), at run time (a pointer
+    // cannot be compared so in a constant expression). Other ops' state (a custom rule's
+    // captures) cannot be told from bytes: taken as equal, so a let's body never holds one
+    // whose state could differ between copies by accident (ops/shared.hpp one_node).
+    using Op = typename E::op_type;
+    if constexpr (!std::is_empty_v<Op> && std::has_unique_object_representations_v<Op>) {
+      // NOLINTNEXTLINE(bugprone-suspicious-memory-comparison): unique object representations
+      if (!std::is_constant_evaluated()) ok = std::memcmp(&a.op, &b.op, sizeof(Op)) == 0;
+    }
     static_for<E::arity>([&](auto k) { ok = ok && same_body(child<k.value>(a), child<k.value>(b)); });
     return ok;
   }
@@ -269,10 +280,17 @@ constexpr void check_let_bindings(const A& a, const B& b) {
   if constexpr (!is_leaf_v<B>) {
     if constexpr (is_let_node_v<B>) {
       if constexpr (lets_of_t<A>::template contains<B>) {
-        if (!same_body(first_let<B>(a), b))
+        if (!same_body(first_let<B>(a), b)) {
+          if constexpr (!user_name_v<B::op_type::let_name>)
+            throw std::invalid_argument(
+                "tad::softmax_cross_entropy / softmax / log_softmax: two calls whose arguments have one type "
+                "and hold a gradient rule not linear in the adjoint, but differ in data or parameters; tad "
+                "makes each argument one node named by its type (" + std::string(B::op_type::name) +
+                ") and cannot tell them apart: name each argument, tad::let<\"a\">(...) and tad::let<\"b\">(...)");
           throw std::invalid_argument("tad::let<\"" + std::string(B::op_type::name) +
                                       "\">(e): two lets of that name in one expression have different "
                                       "data or parameters; a name identifies one shared subexpression");
+        }
       }
     }
     static_for<B::arity>([&](auto k) { check_let_bindings(a, child<k.value>(b)); });

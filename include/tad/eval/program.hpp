@@ -299,10 +299,11 @@ class program {
                               std::array{ak, bn, am}, std::array{bn, ak, am}})
           pack_size_ = std::max(pack_size_, detail::gemm_pack_elements<T>(g[0], g[1], g[2]));
         alias_[k] = k;
-        // Shared, whatever its rules: the backward then runs once, on the sum of the uses'
-        // adjoints (one node, one rule: a clip or an overridden rule in it runs once, as in
-        // TensorFlow; decisions.md 54, amending 46).
-        if constexpr (Outer) {
+        // Shared only when every rule in it is linear in the adjoint: the backward then runs
+        // once on the sum of the uses' adjoints, the same numbers. A product with another rule
+        // is used twice only inside per_use (else a compile error, eval/shared_rules.hpp), one
+        // rule per use (decisions.md 46, 54).
+        if constexpr (Outer && detail::adjoint_linear<N>()) {
           constexpr auto flows = detail::flowing_products<E>();
           tag_[k] = &type_tag<N>;
           node_[k] = &n;

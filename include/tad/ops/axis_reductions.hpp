@@ -160,10 +160,10 @@ constexpr auto kept_axis(const P& p) {
 /// is `s * (dy - sum(dy * s, axis<1>))` per row. e appears twice, so an expression (not a leaf)
 /// is computed twice per element; a row of -inf gives NaN (as PyTorch's does).
 /// `softmax(e, axis<0>)`: of each column, `exp(e - logsumexp(e, axis<0>))`.
-TAD_AXIS_REDUCTION_FUNCTION(softmax, (detail::check_row_composite<E>(), exp(e - detail::kept_axis<K>(logsumexp(e, axis<K>)))))
+TAD_AXIS_REDUCTION_FUNCTION(softmax, [&](const auto& ee) { return exp(ee - detail::kept_axis<K>(logsumexp(ee, axis<K>))); }(detail::row_composite_argument(e)))
 /// `log_softmax(e, axis<1>)`: `e - as_column(logsumexp(e, axis<1>))`, each row's log-probabilities
 /// (axis<0>: each column's).
-TAD_AXIS_REDUCTION_FUNCTION(log_softmax, (detail::check_row_composite<E>(), e - detail::kept_axis<K>(logsumexp(e, axis<K>))))
+TAD_AXIS_REDUCTION_FUNCTION(log_softmax, [&](const auto& ee) { return ee - detail::kept_axis<K>(logsumexp(ee, axis<K>)); }(detail::row_composite_argument(e)))
 
 #undef TAD_AXIS_REDUCTION_FUNCTION
 

@@ -116,8 +116,8 @@ constexpr auto softmax_cross_entropy(const Z& z, const T& t) {
                   "per row) or both vectors (one distribution)");
     return invalid_expression{};
   } else if constexpr (zm) {
-    detail::check_row_composite<Z>();
-    return sum(t, axis<1>) * logsumexp(z, axis<1>) - sum(t * z, axis<1>);
+    const auto zz = detail::row_composite_argument(z);  // a rule in z: refused by grad (ops/shared.hpp)
+    return sum(t, axis<1>) * logsumexp(zz, axis<1>) - sum(t * zz, axis<1>);
   } else {
     // z is read twice: one node, so that a rule in it runs once (ops/shared.hpp).
     const auto zz = detail::one_node(z);
@@ -140,8 +140,8 @@ constexpr auto softmax_cross_entropy(const Z& z, R&& labels) {
                   "sample, one column per class, one label per row");
     return invalid_expression{};
   } else {
-    detail::check_row_composite<Z>();
-    return logsumexp(z, axis<1>) - pick(z, std::forward<R>(labels));
+    const auto zz = detail::row_composite_argument(z);  // a rule in z: refused by grad (ops/shared.hpp)
+    return logsumexp(zz, axis<1>) - pick(zz, std::forward<R>(labels));
   }
 }
 
