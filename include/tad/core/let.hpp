@@ -286,7 +286,7 @@ constexpr void check_let_bindings(const A& a, const B& b) {
                 "tad::softmax_cross_entropy / softmax / log_softmax: two calls whose arguments have one type "
                 "and hold a gradient rule not linear in the adjoint, but differ in data or parameters; tad "
                 "makes each argument one node named by its type (" + std::string(B::op_type::name) +
-                ") and cannot tell them apart: name each argument, tad::let<\"a\">(...) and tad::let<\"b\">(...)");
+                R"() and cannot tell them apart: name each argument, tad::let<"a">(...) and tad::let<"b">(...))");
           throw std::invalid_argument("tad::let<\"" + std::string(B::op_type::name) +
                                       "\">(e): two lets of that name in one expression have different "
                                       "data or parameters; a name identifies one shared subexpression");

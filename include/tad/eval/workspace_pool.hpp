@@ -32,10 +32,15 @@ class workspace_pool {
       : size_(o.size_), first_(std::move(o.first_)), spares_(std::exchange(o.spares_, nullptr)) {
     o.size_ = 0;
   }
-  workspace_pool& operator=(workspace_pool o) noexcept {  // not while a call holds a lease
-    std::swap(size_, o.size_);
-    std::swap(first_, o.first_);
-    std::swap(spares_, o.spares_);
+  // Not while a call holds a lease.
+  workspace_pool& operator=(const workspace_pool& o) {
+    workspace_pool t(o);
+    swap(t);
+    return *this;
+  }
+  workspace_pool& operator=(workspace_pool&& o) noexcept {
+    workspace_pool t(std::move(o));
+    swap(t);
     return *this;
   }
   ~workspace_pool() {
@@ -47,6 +52,8 @@ class workspace_pool {
    public:
     lease(const lease&) = delete;
     lease& operator=(const lease&) = delete;
+    lease(lease&&) = delete;  // returned by take() as a prvalue only
+    lease& operator=(lease&&) = delete;
     ~lease() { pool_.give_back(spare_); }
     std::span<T> span() const noexcept { return {spare_ ? spare_->data.get() : pool_.first_.get(), pool_.size_}; }
 
@@ -76,6 +83,11 @@ class workspace_pool {
   std::size_t size() const noexcept { return size_; }
 
  private:
+  void swap(workspace_pool& o) noexcept {
+    std::swap(size_, o.size_);
+    std::swap(first_, o.first_);
+    std::swap(spares_, o.spares_);
+  }
   void give_back(spare* s) const noexcept {
     if (s == nullptr) {
       busy_.store(false, std::memory_order_release);
