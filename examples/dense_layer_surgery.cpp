@@ -1,7 +1,8 @@
 // A dense layer h = tanh(X W + b) and a head h V, with the gradient reversed at the layer's
 // output or clipped at the head's (doc/from-tensorflow.md, doc/linear-algebra.md): the reversed
-// layer's gradients are -lambda times the plain ones, the head's unchanged; and the head's
-// product with its rule overridden (feedback alignment). Returns 1 if not.
+// layer's gradients are -lambda times the plain ones, the head's unchanged; the head's product
+// with its rule overridden (feedback alignment); and the layer shared by two heads under a clip
+// (one node: the clip runs once on the heads' summed adjoint). Returns 1 if not.
 #include <tad/linalg.hpp>
 
 #include <Eigen/Core>
@@ -9,10 +10,51 @@
 #include <boost/hana/pair.hpp>
 #include <boost/hana/type.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
 #include <vector>
+
+namespace {
+/// A shared layer, its output clipped, feeding two heads: one node (a let holding a product, a
+/// stage of the program), whose heads' adjoints are summed before the clip runs once. Returns
+/// the largest difference of dW from the backward written by hand.
+double shared_clipped_layer(std::vector<double>& xs, std::vector<double>& ws, std::vector<double>& bs,
+                            std::vector<double>& vs, std::vector<double>& ys, std::size_t n, std::size_t d,
+                            std::size_t h_dim, std::size_t out) {
+  std::vector<double> v2s(h_dim * out);
+  for (std::size_t i = 0; i < v2s.size(); ++i) v2s[i] = 0.4 * std::cos(0.6 * static_cast<double>(i));
+  auto X = tad::constant(xs.data(), n, d);
+  auto W = tad::var<"W">(ws.data(), d, h_dim);
+  auto b = tad::var<"b">(bs);
+  auto V1 = tad::var<"V">(vs.data(), h_dim, out);
+  auto V2 = tad::var<"V2">(v2s.data(), h_dim, out);
+  auto T = tad::constant(ys.data(), n, out);
+  // [shared clipped layer]
+  auto h = tad::let<"h">(tad::clip_gradient(tad::tanh(tad::matmul(X, W) + b), -0.3, 0.3));
+  auto loss = tad::sum(tad::square(tad::matmul(h, V1))) + tad::sum(tad::matmul(h, V2) * T);
+  auto [v, gW, gb, gV1, gV2] = tad::grad(loss, W, b, V1, V2);  // TensorFlow's numbers
+  // [shared clipped layer]
+  (void)v, (void)gb, (void)gV1, (void)gV2;
+  // The backward by hand: dH = 2 (H V1) V1^T + T V2^T, clipped; dZ = dH (1 - H^2); dW = X^T dZ.
+  using M = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const auto map = [](std::vector<double>& buf, std::size_t r, std::size_t c) {
+    return Eigen::Map<M>(buf.data(), static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c));
+  };
+  M Z = map(xs, n, d) * map(ws, d, h_dim);
+  Z.rowwise() += Eigen::Map<Eigen::RowVectorXd>(bs.data(), static_cast<Eigen::Index>(h_dim));
+  const M H = Z.array().tanh().matrix();
+  const M dH = (2 * H * map(vs, h_dim, out) * map(vs, h_dim, out).transpose() + map(ys, n, out) * map(v2s, h_dim, out).transpose())
+                   .cwiseMax(-0.3)
+                   .cwiseMin(0.3);
+  const M dW = map(xs, n, d).transpose() * dH.cwiseProduct((1 - H.array().square()).matrix());
+  double error = 0;
+  for (std::size_t i = 0; i < gW.size(); ++i) error = std::max(error, std::abs(gW.data()[i] - dW.data()[i]));
+  std::printf("shared clipped layer, two heads: dW as the backward by hand (max diff %.2e)\n", error);
+  return error;
+}
+}  // namespace
 
 int main() {
   constexpr std::size_t n = 8, d = 4, h_dim = 6, out = 2;
@@ -79,6 +121,8 @@ int main() {
   std::printf("loss %.6f (clipped head: same loss %.6f); reversed layer gradients = -%.1f x plain: max error %.2e\n",
               loss, clipped_loss, lambda, worst);
   std::printf("clipping dY at 0.5 changes the head's gradient by up to %.4f\n", clip_change);
+
+  worst = std::max(worst, shared_clipped_layer(xs, ws, bs, vs, ys, n, d, h_dim, out));
   const bool ok = worst < 1e-12 && std::abs(clipped_loss - plain_loss) < 1e-12 && clip_change > 0 &&
                   std::abs(fa_loss - plain_loss) < 1e-12 && std::abs(bp_loss - plain_loss) < 1e-12 &&
                   fa_head < 1e-12 && fa_layer > 1e-3 && bp_layer < 1e-12;

@@ -16,6 +16,7 @@
 #include <support/alloc_counter.hpp>
 #include <support/check.hpp>
 
+#include <array>
 #include <limits>
 #include <span>
 #include <string>
@@ -233,8 +234,8 @@ BOOST_AUTO_TEST_CASE(zero_for_b_and_a_nonlinear_rule_used_twice) {
   const auto sign_rule = [](const auto& dy, const auto& a2, const auto&, const auto&) {
     return tad::adjoints{tad::zero{}, a2.transpose() * dy.cwiseSign()};
   };
-  // Two uses without per_use are the repeated-rule compile error (one node would need the
-  // product as a let, not supported yet): with per_use, each use runs the rule on its own dY.
+  // Two uses without per_use are the repeated-rule compile error (one node: a let of the
+  // product, lets_of_products): with per_use, each use runs the rule on its own dY.
   const auto P = tad::per_use(tad::override_gradients(tad::matmul(tad::constant(a.v.data(), m_, k_), W), matmul_rule(sign_rule)));
   static_assert(!std::is_void_v<tad::detail::repeated_rule_t<decltype(tad::sum(P.arg) + tad::sum(P.arg))>>);
   const tad::program p(tad::sum(tad::square(P)) - tad::sum(P) * 3.0);
@@ -313,6 +314,128 @@ BOOST_AUTO_TEST_CASE(an_overridden_step_allocates_nothing) {
   BOOST_TEST(std::isfinite(sum));
 }
 
+// ---- Shared stages (decisions.md 56): a let holding a product, a let of a rule read by
+// products and elsewhere. Each against the backward derived by hand, in Eigen (double).
+
+using emat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+emat to_eigen(const dmat& m) {
+  return Eigen::Map<const emat>(m.v.data(), static_cast<Eigen::Index>(m.rows), static_cast<Eigen::Index>(m.cols));
+}
+template <class G>
+double error_vs(const G& got, const emat& want) {
+  dmat w(static_cast<std::size_t>(want.rows()), static_cast<std::size_t>(want.cols()));
+  Eigen::Map<emat>(w.v.data(), want.rows(), want.cols()) = want;
+  return relative_error(got, w);
+}
+emat clipped(const emat& m, double lo, double hi) { return m.cwiseMax(lo).cwiseMin(hi); }
+
+/// A shared dense layer feeding two heads, its output clipped: H = let(clip(tanh(X W + b))),
+/// loss = sum((H V1)^2) + sum((H V2) * T). TensorFlow's backward: the heads' adjoints of H
+/// summed, clipped once, then through tanh and the product.
+template <class T>
+void shared_layer(std::size_t m, std::size_t k, std::size_t n, std::size_t p, double tol) {
+  const dmat x = random_matrix(m, k, 31), w = random_matrix(k, n, 32), b1 = random_matrix(1, n, 33),
+             v1 = random_matrix(n, p, 34), v2 = random_matrix(n, p, 35), t = random_matrix(m, p, 36);
+  const auto cast = [](const dmat& d) { return std::vector<T>(d.v.begin(), d.v.end()); };
+  auto xs = cast(x), ws = cast(w), bs = cast(b1), v1s = cast(v1), v2s = cast(v2), ts = cast(t);
+  const auto X = tad::constant(xs.data(), m, k);
+  const auto W = tad::var<"W">(ws.data(), k, n);
+  const auto b = tad::var<"b">(bs);
+  const auto V1 = tad::var<"V1">(v1s.data(), n, p);
+  const auto V2 = tad::var<"V2">(v2s.data(), n, p);
+  const auto Tm = tad::constant(ts.data(), m, p);
+  const auto H = tad::let<"h">(tad::clip_gradient(tad::tanh(tad::matmul(X, W) + b), T(-0.3), T(0.3)));
+  const tad::program prog(tad::sum(tad::square(tad::matmul(H, V1))) + tad::sum(tad::matmul(H, V2) * Tm));
+  BOOST_TEST(prog.computed_products() == 3u);  // X W once
+  std::vector<T> gw(k * n), gb(n), gv1(n * p), gv2(n * p);
+  (void)prog.grad_into(tad::wrt(W, gw), tad::wrt(b, gb), tad::wrt(V1, gv1), tad::wrt(V2, gv2));
+  emat Z = to_eigen(x) * to_eigen(w);
+  Z.rowwise() += Eigen::Map<const Eigen::RowVectorXd>(b1.v.data(), static_cast<Eigen::Index>(n));
+  const emat Hv = Z.array().tanh().matrix();
+  const emat Y1 = Hv * to_eigen(v1);
+  const emat dH = clipped(2 * Y1 * to_eigen(v1).transpose() + to_eigen(t) * to_eigen(v2).transpose(), -0.3, 0.3);
+  const emat dZ = dH.cwiseProduct((1 - Hv.array().square()).matrix());
+  const std::string at = std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n) + "x" + std::to_string(p);
+  BOOST_TEST(error_vs(gw, to_eigen(x).transpose() * dZ) <= tol, "dW at " << at);
+  BOOST_TEST(error_vs(gb, dZ.colwise().sum()) <= tol, "db at " << at);
+  BOOST_TEST(error_vs(gv1, Hv.transpose() * (2 * Y1)) <= tol, "dV1 at " << at);
+  BOOST_TEST(error_vs(gv2, Hv.transpose() * to_eigen(t)) <= tol, "dV2 at " << at);
+}
+
+BOOST_AUTO_TEST_CASE(a_shared_layer_under_a_clip_is_one_node) {
+  for (const auto& s : {std::array<std::size_t, 4>{1, 1, 1, 1}, {3, 4, 5, 2}, {7, 5, 9, 3}, {16, 8, 17, 4}, {33, 3, 15, 7}})
+    shared_layer<double>(s[0], s[1], s[2], s[3], 1e-12);
+  shared_layer<float>(9, 5, 8, 3, 1e-4);
+  // Without the let, the two heads' copies of the clip are the repeated-rule compile error.
+  std::vector<double> xs(4), ws(4);
+  const auto X = tad::constant(xs.data(), 2, 2);
+  const auto W = tad::var<"W">(ws.data(), 2, 2);
+  const auto Hc = tad::clip_gradient(tad::tanh(tad::matmul(X, W)), -0.3, 0.3);
+  static_assert(!std::is_void_v<tad::detail::repeated_rule_t<decltype(tad::sum(tad::matmul(Hc, W)) + tad::sum(Hc))>>);
+}
+
+BOOST_AUTO_TEST_CASE(a_clipped_weight_in_two_products_and_elsewhere_is_one_node) {
+  const dmat x1 = random_matrix(m_, k_, 41), x2 = random_matrix(m_, k_, 42), w = random_matrix(k_, n_, 43, 2.0),
+             t = random_matrix(m_, n_, 44);
+  const auto X1 = tad::constant(x1.v.data(), m_, k_);
+  const auto X2 = tad::constant(x2.v.data(), m_, k_);
+  const auto Tm = tad::constant(t.v.data(), m_, n_);
+  const auto W = tad::var<"W">(w.v.data(), k_, n_);
+  const auto cw = tad::let<"cw">(tad::clip_gradient(W, -0.5, 0.5));
+  tad::matrix<double> g(k_, n_);
+  (void)tad::grad_into(tad::sum(tad::square(tad::matmul(X1, cw))) + tad::sum(tad::matmul(X2, cw) * Tm), tad::wrt(W, g));
+  const emat E1 = to_eigen(x1), E2 = to_eigen(x2), Ew = to_eigen(w), Et = to_eigen(t);
+  BOOST_TEST(error_vs(g, clipped(2 * E1.transpose() * (E1 * Ew) + E2.transpose() * Et, -0.5, 0.5)) <= 1e-13);
+  // In a product's operand and in the expression around it.
+  (void)tad::grad_into(tad::sum(tad::matmul(X1, cw)) + tad::sum(tad::square(cw)), tad::wrt(W, g));
+  BOOST_TEST(error_vs(g, clipped(E1.transpose() * emat::Ones(m_, n_) + 2 * Ew, -0.5, 0.5)) <= 1e-13);
+}
+
+BOOST_AUTO_TEST_CASE(lets_of_products) {
+  const dmat x = random_matrix(m_, k_, 51), w1 = random_matrix(k_, n_, 52), w2 = random_matrix(n_, n_, 53);
+  const auto X = tad::constant(x.v.data(), m_, k_);
+  const auto W1 = tad::var<"W1">(w1.v.data(), k_, n_);
+  const auto W2 = tad::var<"W2">(w2.v.data(), n_, n_);
+  const emat Ex = to_eigen(x), E1 = to_eigen(w1), E2 = to_eigen(w2);
+  tad::matrix<double> g1(k_, n_), g2(n_, n_);
+  // A product as a let, used twice, no rule: computed once.
+  const auto P = tad::let<"p">(tad::matmul(X, W1));
+  const tad::program lin(tad::sum(P * P) + tad::sum(P));
+  BOOST_TEST(lin.computed_products() == 1u);
+  (void)lin.grad_into(tad::wrt(W1, g1));
+  BOOST_TEST(error_vs(g1, Ex.transpose() * (2 * (Ex * E1) + emat::Ones(m_, n_))) <= 1e-13);
+  // A let used under stop_gradient and not: only the second carries an adjoint.
+  const auto H = tad::let<"h">(tad::tanh(tad::matmul(X, W1)));
+  (void)tad::grad_into(tad::sum(H * tad::stop_gradient(H)), tad::wrt(W1, g1));
+  const emat Hv = (Ex * E1).array().tanh().matrix();
+  BOOST_TEST(error_vs(g1, Ex.transpose() * Hv.cwiseProduct((1 - Hv.array().square()).matrix())) <= 1e-13);
+  // A let inside another let's body, each holding a product, one a clip.
+  const auto H2 = tad::let<"h2">(tad::clip_gradient(tad::matmul(H, W2), -0.5, 0.5));
+  (void)tad::grad_into(tad::sum(H2 * H) + tad::sum(tad::square(H2)), tad::wrt(W1, g1), tad::wrt(W2, g2));
+  const emat Pv = Hv * E2;
+  const emat dP = clipped(Hv + 2 * Pv, -0.5, 0.5);
+  const emat dH = Pv + dP * E2.transpose();
+  BOOST_TEST(error_vs(g2, Hv.transpose() * dP) <= 1e-13);
+  BOOST_TEST(error_vs(g1, Ex.transpose() * dH.cwiseProduct((1 - Hv.array().square()).matrix())) <= 1e-13);
+}
+
+BOOST_AUTO_TEST_CASE(a_shared_layer_step_allocates_nothing) {
+  const dmat x = random_matrix(m_, k_, 61), w = random_matrix(k_, n_, 62);
+  const auto X = tad::constant(x.v.data(), m_, k_);
+  const auto W = tad::var<"W">(w.v.data(), k_, n_);
+  const auto H = tad::let<"h">(tad::clip_gradient(tad::tanh(tad::matmul(X, W)), -0.3, 0.3));
+  tad::program p(tad::sum(tad::square(tad::matmul(H, tad::transpose(W)))) + tad::sum(H));
+  tad::matrix<double> g(k_, n_);
+  (void)p.grad_into(tad::wrt(W, g));
+  tad_test::alloc_counter::start();
+  Eigen::internal::set_is_malloc_allowed(false);
+  double sum = 0;
+  for (int step = 0; step < 3; ++step) sum += p.grad_into(tad::wrt(W, g));
+  Eigen::internal::set_is_malloc_allowed(true);
+  BOOST_TEST(tad_test::alloc_counter::stop() == 0);
+  BOOST_TEST(std::isfinite(sum));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 // The repeated-rule check through products (eval/shared_rules.hpp, decisions.md 54).
@@ -320,13 +443,29 @@ namespace {
 std::vector<double> xs_rule(4);
 [[maybe_unused]] const auto x_ct = tad::constant(xs_rule.data(), 2, 2);
 // Two products of one type are two occurrences (a program aliases them only when their data are
-// equal, at run time), so a clipped weight shared by them is refused; so is a let of it used in a
-// product's operand and elsewhere (each operand runs in an engine of its own).
+// equal, at run time), so a clipped weight shared by them without a let is refused; a let of it,
+// used in a product's operand and elsewhere, is a stage (a_clipped_weight_in_two_products...).
 std::vector<double> w_rule(4);
 [[maybe_unused]] const auto W_rule = tad::var<"W">(w_rule.data(), 2, 2);
 [[maybe_unused]] const auto cW_rule = tad::clip_gradient(W_rule, -0.5, 0.5);
 static_assert(!std::is_void_v<tad::detail::repeated_rule_t<decltype(tad::sum(tad::matmul(x_ct, cW_rule)) + tad::sum(tad::matmul(x_ct, cW_rule)))>>);
 [[maybe_unused]] const auto lW_rule = tad::let<"cw">(cW_rule);
-static_assert(tad::detail::rule_problem<decltype(tad::sum(tad::matmul(x_ct, lW_rule)) + tad::sum(lW_rule))>::kind == 2);
-static_assert(tad::detail::rule_problem<decltype(tad::sum(tad::matmul(x_ct, lW_rule)))>::kind == 0);
+static_assert(tad::detail::rule_problem<decltype(tad::sum(tad::matmul(x_ct, lW_rule)) + tad::sum(lW_rule))>::kind == 0);
+static_assert(tad::detail::is_stage_node_v<decltype(lW_rule)>);
+// A scalar let of a rule is the engines' (not a stage): used in a product's operand and
+// elsewhere, each engine would run its rule on its own share, so it is refused.
+std::vector<double> v_rule(2);
+[[maybe_unused]] const auto v_ct = tad::var<"v">(v_rule);
+[[maybe_unused]] const auto s_rule = tad::let<"s">(tad::clip_gradient(tad::sum(v_ct * v_ct), -1.0, 1.0));
+static_assert(tad::detail::rule_problem<decltype(tad::sum(tad::matmul(x_ct, v_ct * s_rule)) + s_rule)>::kind == 2);
+static_assert(tad::detail::rule_problem<decltype(tad::sum(tad::matmul(x_ct, v_ct * s_rule)))>::kind == 0);
+// A copy of a rule inside a stage (a broadcast vector, a composite's matrix argument) and one
+// outside it are two copies: the repeated-rule error; a per_use holding a stage is refused.
+[[maybe_unused]] const auto c_rule = tad::clip_gradient(v_ct, -1.0, 1.0);
+static_assert(tad::detail::rule_problem<decltype(tad::sum(x_ct * c_rule) + tad::sum(c_rule))>::kind == 1);
+[[maybe_unused]] const auto z_rule = tad::clip_gradient(W_rule, -0.1, 0.1);
+static_assert(tad::detail::rule_problem<decltype(tad::sum(tad::log_softmax(z_rule, tad::axis<1>)) + tad::sum(z_rule))>::kind == 1);
+static_assert(tad::detail::rule_problem<decltype(tad::sum(tad::log_softmax(z_rule, tad::axis<1>)))>::kind == 0);
+[[maybe_unused]] const auto q_rule = tad::per_use(x_ct * c_rule);
+static_assert(tad::detail::rule_problem<decltype(tad::sum(q_rule) + tad::sum(q_rule))>::kind == 5);
 }  // namespace

@@ -11,9 +11,11 @@
 #include <tad/detail/static_for.hpp>
 
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cstring>
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -49,6 +51,35 @@ struct per_use_op {
   TAD_INLINE static constexpr auto backward(auto dy, auto, auto) { return dy; }
 };
 
+/// The op of a stage (a let the program evaluates on its own, decisions.md 56): the identity,
+/// forward and backward. The library puts it around a value that must be one node but that the
+/// engine's fused loops cannot share: the argument of a composite's matrix form (softmax along
+/// an axis, the row-wise cross-entropies) and a vector broadcast across a matrix's rows, when
+/// either holds a rule not linear in the adjoint. A tad::program (eval/program.hpp) computes a
+/// stage's value once into its workspace, sums the adjoints of its uses there, and runs the
+/// body's backward once on the sum, as it does for a matrix product. A stage is one node per
+/// construction, as a call to an op is in TensorFlow: its copies (a composite's two reads of
+/// its argument) carry the id the library gave it when it was built, and two stages are one
+/// node only when their ids are equal.
+template <fixed_string Name>
+struct stage_op {
+  static constexpr std::string_view name = "stage";
+  static constexpr auto let_name = Name;
+  static constexpr bool is_stage = true;
+  static constexpr linearity linear = linearity::additive;
+  std::uint64_t id = 0;  // 0 in constant evaluation, where no program runs
+  TAD_INLINE static constexpr auto forward(auto x) { return x; }
+  TAD_INLINE static constexpr auto backward(auto dy, auto, auto) { return dy; }
+};
+
+namespace detail {
+/// A new stage id (thread-safe; never 0).
+inline std::uint64_t next_stage_id() noexcept {
+  static std::atomic<std::uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+}  // namespace detail
+
 namespace detail {
 
 template <class E>
@@ -83,6 +114,84 @@ constexpr bool rule_outside_lets() {
     if constexpr (requires { E::op_type::adjoint_linear; }) r = !E::op_type::adjoint_linear;
     static_for<E::arity>([&](auto k) {
       if constexpr (adjoint_flows<E, k.value>::value) r = r || rule_outside_lets<child_t<k.value, E>>();
+    });
+    return r;
+  }
+}
+
+/// FNV-1a of the compiler's spelling of T: the same in every translation unit of one compiler.
+template <class T>
+constexpr std::uint32_t type_hash() {
+#if defined(__clang__) || defined(__GNUC__)
+  constexpr std::string_view s = __PRETTY_FUNCTION__;
+#else
+  constexpr std::string_view s = __FUNCSIG__;
+#endif
+  std::uint32_t h = 2166136261u;
+  for (char c : s) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 16777619u;
+  }
+  return h;
+}
+
+/// The name of the let that `one_node` (ops/shared.hpp) puts around E: `@z` (or another
+/// prefix: `@s` for a stage) and eight hex digits of E's type hash. Two composites of one argument type share it (one node, as they should when the
+/// argument is the same computation; bound to other data they throw, as two lets of one name
+/// do). A hash collision between two argument types is a compile error (one name, two bodies),
+/// never a silent sharing. '@' keeps it apart from every user name (tad::var refuses it).
+template <class E, char Prefix = 'z'>
+constexpr fixed_string<11> auto_let_name() {
+  constexpr char digits[] = "0123456789abcdef";
+  char s[11] = "@z00000000";
+  s[1] = Prefix;
+  std::uint32_t h = type_hash<E>();
+  for (std::size_t k = 0; k < 8; ++k, h >>= 4) s[9 - k] = digits[h & 15u];
+  return {s};
+}
+
+/// Is Op's own rule linear in the adjoint (all but clip_gradient, custom_gradient, overrides)?
+template <class Op>
+constexpr bool op_rule_linear() {
+  if constexpr (requires { Op::adjoint_linear; }) return Op::adjoint_linear; else return true;
+}
+
+/// The first vector node with its own rule not linear in the adjoint that a node of a matrix
+/// would broadcast across rows, looking from the vector E through rank-1 nodes (lets included;
+/// not reductions: a rule inside a reduction's argument runs per element of that argument, and
+/// a scalar under a rule is a loop invariant whose adjoint is summed before its rule runs; not
+/// stages, whose adjoint is summed before their rule runs). void: none.
+template <class E>
+struct vector_rule {
+  using type = void;
+};
+template <class Op, class... C>
+struct vector_rule<node<Op, C...>> {
+  using N = node<Op, C...>;
+  template <std::size_t... K>
+  static auto kids(std::index_sequence<K...>)
+      -> first_non_void_t<std::conditional_t<adjoint_flows<N, K>::value, typename vector_rule<child_t<K, N>>::type, void>...>;
+  static auto pick() {
+    if constexpr (!op_differentiable<Op>() || props<N>::rank != 1 || props<N>::is_reduction ||
+                  requires { Op::is_stage; })
+      return std::type_identity<void>{};
+    else if constexpr (!op_rule_linear<Op>()) return std::type_identity<N>{};
+    else return std::type_identity<decltype(kids(std::index_sequence_for<C...>{}))>{};
+  }
+  using type = typename decltype(pick())::type;
+};
+
+/// Does an adjoint reach, in E, a node whose rule is not linear in the adjoint (lets included)?
+template <class E>
+constexpr bool reaches_rule() {
+  if constexpr (is_leaf_v<E>) {
+    return false;
+  } else if constexpr (!op_differentiable<typename E::op_type>()) {
+    return false;
+  } else {
+    bool r = !op_rule_linear<typename E::op_type>();
+    static_for<E::arity>([&](auto k) {
+      if constexpr (adjoint_flows<E, k.value>::value) r = r || reaches_rule<child_t<k.value, E>>();
     });
     return r;
   }
@@ -265,7 +374,8 @@ constexpr bool same_body(const E& a, const E& b) {
     // captures) cannot be told from bytes: taken as equal, so a let's body never holds one
     // whose state could differ between copies by accident (ops/shared.hpp one_node).
     using Op = typename E::op_type;
-    if constexpr (!std::is_empty_v<Op> && std::has_unique_object_representations_v<Op>) {
+    // (A stage's id is not data: two builds of one body differ in it.)
+    if constexpr (!std::is_empty_v<Op> && std::has_unique_object_representations_v<Op> && !requires { Op::is_stage; }) {
       // NOLINTNEXTLINE(bugprone-suspicious-memory-comparison): unique object representations
       if (!std::is_constant_evaluated()) ok = std::memcmp(&a.op, &b.op, sizeof(Op)) == 0;
     }

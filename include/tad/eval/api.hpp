@@ -51,8 +51,27 @@ void check_seed(const Seed& seed, const matrix_shape& shape, bool matrix, const 
 template <class E, class = void>
 struct products_api {
   static_assert(always_false<E>, "tad: the expression holds a matrix product (tad::matmul, tad::outer, "
-                                 "tad::transpose); include <tad/linalg.hpp>, which evaluates products with Eigen");
+                                 "tad::transpose) or a stage (the argument of a matrix softmax or cross-entropy, or a "
+                                 "vector broadcast across rows, under a rule not linear in the adjoint); include "
+                                 "<tad/linalg.hpp>, whose tad::program evaluates them");
 };
+
+/// Does a gradient of E with respect to X... need a tad::program: E holds a product or a stage,
+/// or a let of an array whose body has a rule not linear in the adjoint and which the engine's
+/// loops cannot share (eval/deferred_lets.hpp: used along an axis and elsewhere, in two
+/// loops...), which a program evaluates as a stage of its own (decisions.md 56)?
+template <class E, class... X>
+constexpr bool gradient_program() {
+  if constexpr (has_products_v<E>) {
+    return true;
+  } else if constexpr (!has_lets_v<E>) {
+    return false;
+  } else {
+    using A = lets_across_loops<E, wrt_list<X...>>;
+    if constexpr (A::ok) return false;
+    else return props<typename A::lets::template at<A::index>>::rank >= 1;
+  }
+}
 }  // namespace detail
 
 /// `wrt(x, buffer)`: write the gradient of array variable x into `buffer` (same length as x);
@@ -189,7 +208,7 @@ constexpr auto grad(const E& e, const X&... x) {
   if constexpr (problem != 0) {
     detail::report_grad_problem<problem, false, E, X...>();
     return std::tuple<double, detail::quiet_t<X>...>{};
-  } else if constexpr (detail::has_products_v<E>) {
+  } else if constexpr (detail::gradient_program<E, X...>()) {
     return detail::products_api<E>::grad(e, x...);
   } else {
   using T = value_type_t<E>;
@@ -252,7 +271,7 @@ auto grad_into(const E& e, const wrt_target<X, T2>&... targets) {
   } else if constexpr (!(std::is_same_v<value_type_t<E>, T2> && ...)) {
     static_assert(detail::always_false<E>, "tad::grad_into(e, wrt(x, buffer)...): every buffer must have e's element type");
     return 0.0;
-  } else if constexpr (detail::has_products_v<E>) {
+  } else if constexpr (detail::gradient_program<E, X...>()) {
     return detail::products_api<E>::grad_into(e, targets...);
   } else {
   using T = value_type_t<E>;

@@ -1,13 +1,15 @@
 #pragma once
-/// The compile-time structure of an expression's products (ops/linalg.hpp), for the program
-/// (eval/program.hpp): how many there are, their post-order indices, the leaves that stand for
-/// their values once computed ("lowering"), and which of them a gradient needs.
+/// The compile-time structure of an expression's stages, for the program (eval/program.hpp):
+/// how many there are, their post-order indices, the leaves that stand for their values once
+/// computed ("lowering"), and which of them a gradient needs. A stage is a matrix product
+/// (ops/linalg.hpp) or a let the program evaluates on its own (is_stage_node; decisions.md 56);
+/// "product" below means either, where the code does not say otherwise.
 ///
-/// Products are numbered in post-order (operands before the product), so a product's index
-/// is the number of products in its subtree before it plus its offset. Lowering replaces
-/// product K by a variable named `@prodK` that views its result buffer: the elementwise engine
-/// then evaluates everything around the products, and its gradient with respect to `@prodK`
-/// is the product's adjoint.
+/// Stages are numbered in post-order (operands before the stage), so a stage's index is the
+/// number of stages in its subtree before it plus its offset. Lowering replaces stage K by a
+/// variable named `@prodK` that views its result buffer: the elementwise engine then evaluates
+/// everything around the stages, and its gradient with respect to `@prodK` is the stage's
+/// adjoint.
 
 #include <tad/core/expression.hpp>
 #include <tad/core/fixed_string.hpp>
@@ -15,6 +17,7 @@
 #include <tad/core/let.hpp>
 #include <tad/core/node.hpp>
 #include <tad/gradient/rules.hpp>
+#include <tad/eval/slots.hpp>
 #include <tad/ops/linalg.hpp>
 
 #include <array>
@@ -37,14 +40,49 @@ struct product_name_chars {
 template <std::size_t K>
 inline constexpr fixed_string<9> product_name{product_name_chars<K>::value};
 
-/// The number of products in E.
+/// Is E a let a program evaluates as a stage of its own: an array whose body holds a product
+/// or a rule not linear in the adjoint (its value in the workspace, its adjoint summed there
+/// from every use, in every operand and around the products, its body's backward once), or a
+/// stage the library made (stage_op)? A scalar let stays the engine's. Only a program asks:
+/// an expression without products or stage_ops is the engine's whole.
+template <class E>
+constexpr bool is_stage_let() {
+  if constexpr (is_stage_op_node_v<E>) return true;
+  else if constexpr (is_let_node_v<E>) return props<E>::rank >= 1 && (has_products_v<E> || !adjoint_linear<E>());
+  else return false;
+}
+/// Is E a stage: a product or a staged let?
+template <class E>
+inline constexpr bool is_stage_node_v = is_product_node_v<E> || is_stage_let<std::remove_cvref_t<E>>();
+
+/// Is E a staged let that computes nothing of its own: its body is a stage (a let of a product),
+/// whose buffers it shares?
+template <class E>
+constexpr bool is_forwarding_let() {
+  if constexpr (is_stage_let<E>()) return is_stage_node_v<std::remove_cvref_t<decltype(std::declval<const E&>().arg)>>;
+  else return false;
+}
+
+/// Does E hold a staged let?
+template <class E>
+constexpr bool has_stage_lets() {
+  if constexpr (is_leaf_v<E>) {
+    return false;
+  } else {
+    return [&]<std::size_t... K>(std::index_sequence<K...>) {
+      return is_stage_let<E>() || (has_stage_lets<child_t<K, E>>() || ...);
+    }(std::make_index_sequence<E::arity>{});
+  }
+}
+
+/// The number of stages (products and staged lets) in E.
 template <class E>
 constexpr std::size_t count_products() {
   if constexpr (is_leaf_v<E>) {
     return 0;
   } else {
     return [&]<std::size_t... K>(std::index_sequence<K...>) {
-      return (count_products<child_t<K, E>>() + ... + 0) + (is_product_node_v<E> ? 1 : 0);
+      return (count_products<child_t<K, E>>() + ... + 0) + (is_stage_node_v<E> ? 1 : 0);
     }(std::make_index_sequence<E::arity>{});
   }
 }
@@ -80,7 +118,7 @@ template <std::size_t Off, class T, std::size_t NP, class E>
 constexpr auto lower(const E& e, const product_results<T, NP>& r, std::size_t base = 0) {
   if constexpr (is_leaf_v<E>) {
     return e;
-  } else if constexpr (is_product_node_v<E>) {
+  } else if constexpr (is_stage_node_v<E>) {
     constexpr std::size_t j = Off + count_products<E>() - 1;
     const std::size_t k = base + j;
     const T* p = r.ws == nullptr ? nullptr : r.ws + r.offset[k];
@@ -93,7 +131,9 @@ constexpr auto lower(const E& e, const product_results<T, NP>& r, std::size_t ba
     static_assert(!is_transpose_node_v<E>,
                   "tad::transpose(a): a transpose is an operand of tad::matmul only (not yet of elementwise ops)");
     static_assert(!(is_let_node_v<E> && has_products_v<E>),
-                  "tad::let: a let whose body holds a matrix product is not supported yet; use the product twice "
+                  "tad::let: a let of a scalar whose body holds a matrix product (or a stage: a composite's "
+                  "matrix argument or a vector broadcast across rows under a rule not linear in the adjoint) is "
+                  "not supported yet; let the product (a matrix or vector) and reduce it where it is used "
                   "(doc/linear-algebra.md)");
     return [&]<std::size_t... K>(std::index_sequence<K...>) {
       return rebuild(e.op, lower<child_offset<E, K, Off>()>(child<K>(e), r, base)...);
@@ -105,7 +145,7 @@ constexpr auto lower(const E& e, const product_results<T, NP>& r, std::size_t ba
 template <class E, std::size_t Off, std::size_t NP>
 constexpr void mark_ranks(std::array<int, NP>& rank) {
   if constexpr (!is_leaf_v<E>) {
-    if constexpr (is_product_node_v<E>) rank[Off + count_products<E>() - 1] = props<E>::rank;
+    if constexpr (is_stage_node_v<E>) rank[Off + count_products<E>() - 1] = props<E>::rank;
     [&]<std::size_t... K>(std::index_sequence<K...>) {
       (mark_ranks<child_t<K, E>, child_offset<E, K, Off>(), NP>(rank), ...);
     }(std::make_index_sequence<E::arity>{});
@@ -125,7 +165,7 @@ constexpr auto product_ranks() {
 template <class E, std::size_t Off, bool Flows, std::size_t NP, class... Vs>
 constexpr void mark_live(std::array<bool, NP>& live) {
   if constexpr (!is_leaf_v<E>) {
-    constexpr bool here = is_product_node_v<E>;
+    constexpr bool here = is_stage_node_v<E>;
     if constexpr (here) live[Off + count_products<E>() - 1] = Flows && reaches_any_v<E, Vs...>;
     [&]<std::size_t... K>(std::index_sequence<K...>) {
       (mark_live<child_t<K, E>, child_offset<E, K, Off>(), Flows && (here || adjoint_flows<E, K>::value), NP, Vs...>(
@@ -147,7 +187,7 @@ constexpr auto live_products() {
 template <class E, std::size_t Off, bool Flows, std::size_t NP>
 constexpr void mark_flows(std::array<bool, NP>& flows) {
   if constexpr (!is_leaf_v<E>) {
-    constexpr bool here = is_product_node_v<E>;
+    constexpr bool here = is_stage_node_v<E>;
     if constexpr (here) flows[Off + count_products<E>() - 1] = Flows;
     [&]<std::size_t... K>(std::index_sequence<K...>) {
       (mark_flows<child_t<K, E>, child_offset<E, K, Off>(), Flows && (here || adjoint_flows<E, K>::value), NP>(flows),
@@ -193,7 +233,7 @@ bool same_computation(const N& a, const N& b) {
   } else {
     using Op = typename N::op_type;
     bool same = true;
-    if constexpr (!std::is_empty_v<Op>) {
+    if constexpr (!std::is_empty_v<Op> && !requires { Op::is_stage; }) {  // (a stage's id is not data)
       same = same_bits(a.op, b.op);
     }
     [&]<std::size_t... K>(std::index_sequence<K...>) {

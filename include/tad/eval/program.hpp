@@ -60,7 +60,8 @@ template <class E>
 class program {
  public:
   using T = value_type_t<E>;
-  static constexpr std::size_t products = detail::count_products<E>();
+  /// The stages of E: its products and its staged lets (decisions.md 56), in post-order.
+  static constexpr std::size_t stages = detail::count_products<E>();
 
   explicit program(const E& e) : e_(e) {
     std::size_t size = 0;
@@ -93,10 +94,13 @@ class program {
   }
 
   /// The number of products an evaluation computes: the expression's, less those that repeat
-  /// an outermost product (the same computation on the same data), which share its result.
+  /// an outermost product (the same computation on the same data), which share its result, and
+  /// those inside a repeated use of a let (which is one node).
   std::size_t computed_products() const noexcept {
     std::size_t n = 0;
-    for (bool s : skip_) n += s ? 0 : 1;
+    for (std::size_t k = 0; k < stages; ++k) {
+      if (matmul_[k] && !skip_[k]) ++n;
+    }
     return n;
   }
   /// The number of elements of T a caller-provided workspace needs.
@@ -174,21 +178,23 @@ class program {
   }
 
  private:
-  using results = detail::product_results<T, products>;
+  using results = detail::product_results<T, stages>;
   using layout = detail::product_layout;
 
   E e_;
-  std::array<layout, products> layout_{};
+  std::array<layout, stages> layout_{};
   results shapes_{};  // ws == nullptr: the shapes and offsets of the products' results
   /// Outermost products that are the same computation (softmax_cross_entropy(z, labels) holds
   /// z twice; a loss may use a product twice) are computed once: alias_[k] is the earlier one
   /// product k shares its result with (k itself if none); skip_[k]: product k's stage does not
   /// run (k is such an alias, or inside one). The alias's adjoint is added to the original's
   /// before the backward, whose rules then run once, on the sum.
-  std::array<std::size_t, products> alias_{};
-  std::array<bool, products> skip_{};
-  std::array<const void*, products> tag_{};   // the node type of an outermost product
-  std::array<const void*, products> node_{};  // ... and the node, during construction
+  std::array<std::size_t, stages> alias_{};
+  std::array<bool, stages> skip_{};
+  std::array<bool, stages> has_alias_{};  // some later stage is an alias of this one
+  std::array<bool, stages> matmul_{};     // a product (not a staged let)
+  std::array<const void*, stages> tag_{};   // the node type of an outermost product
+  std::array<const void*, stages> node_{};  // ... and the node, during construction
   template <class N>
   static constexpr char type_tag = 0;
   using top_t = std::remove_cvref_t<decltype(detail::lower<0>(std::declval<const E&>(), std::declval<const results&>()))>;
@@ -262,9 +268,11 @@ class program {
     if constexpr (!detail::is_leaf_v<N>) {
       constexpr bool product = detail::is_product_node_v<N>;
       [&]<std::size_t... K>(std::index_sequence<K...>) {
-        (plan<detail::child_t<K, N>, Outer && !product>(detail::child<K>(n), size, base + detail::child_offset<N, K, 0>()),
+        (plan<detail::child_t<K, N>, Outer && !detail::is_stage_node_v<N>>(detail::child<K>(n), size,
+                                                                           base + detail::child_offset<N, K, 0>()),
          ...);
       }(std::make_index_sequence<N::arity>{});
+      if constexpr (detail::is_stage_let<N>()) plan_let(n, size, base);
       if constexpr (product) {
         const std::size_t k = base + detail::count_products<N>() - 1;
         constexpr bool outer = std::is_same_v<typename detail::forward_op_of<typename N::op_type>::type, outer_op>;
@@ -289,6 +297,7 @@ class program {
           size += count;
           return at;
         };
+        matmul_[k] = true;
         shapes_.rows[k] = am, shapes_.cols[k] = bn;
         shapes_.offset[k] = take(am * bn);
         p.dy = take(am * bn);
@@ -310,13 +319,74 @@ class program {
           for (std::size_t j = 0; j < k; ++j) {
             if (tag_[j] == tag_[k] && alias_[j] == j && flows[j] == flows[k] &&
                 detail::same_computation(*static_cast<const N*>(node_[j]), n)) {
-              alias_[k] = j;
-              shapes_.offset[k] = shapes_.offset[j];
-              for (std::size_t q = base; q <= k; ++q) skip_[q] = true;
+              make_alias(base, k, j);
               break;
             }
           }
         }
+      }
+    }
+  }
+
+  /// Stage k, whose subtree's stages start at base, is stage j's value: it shares j's result,
+  /// and neither it nor the stages inside it run (forward or backward); its adjoint is added
+  /// to j's before j's backward (the stages inside it are nobody's aliases: their adjoints are
+  /// never written).
+  void make_alias(std::size_t base, std::size_t k, std::size_t j) {
+    alias_[k] = j;
+    has_alias_[j] = true;
+    shapes_.offset[k] = shapes_.offset[j];
+    for (std::size_t q = base; q <= k; ++q) skip_[q] = true;
+    for (std::size_t q = base; q < k; ++q) alias_[q] = q;
+  }
+
+  /// A staged let (detail::is_stage_let; decisions.md 56), its body's stages planned: its value
+  /// and adjoint buffers (a body that is a product: that product's), or those of the earlier
+  /// occurrence of the same let that an adjoint reaches alike (a tad::let's name is one node;
+  /// a stage_op's id, core/let.hpp).
+  template <class N>
+  void plan_let(const N& n, std::size_t& size, std::size_t base) {
+    using B = decltype(n.arg);
+    const std::size_t k = base + detail::count_products<N>() - 1;
+    const auto lowered = detail::lower<0>(n.arg, shapes_, base);
+    using L = std::remove_cvref_t<decltype(lowered)>;
+    if constexpr (detail::is_leaf_v<L>) {
+      shapes_.rows[k] = shapes_.rows[k - 1], shapes_.cols[k] = shapes_.cols[k - 1];
+    } else if constexpr (detail::props<N>::rank == 2) {
+      (void)detail::bind_extents(lowered);  // throws for arguments of different shapes
+      const detail::matrix_shape sh = detail::top_shape(lowered);
+      shapes_.rows[k] = sh.rows, shapes_.cols[k] = sh.cols;
+    } else {
+      shapes_.rows[k] = detail::top_length<L>(detail::bind_extents(lowered)), shapes_.cols[k] = 1;
+    }
+    const std::size_t count = shapes_.rows[k] * shapes_.cols[k];
+    if constexpr (detail::is_stage_node_v<B>) {
+      // The let of a product (or of another stage): its buffers, of which the let is the only user.
+      shapes_.offset[k] = shapes_.offset[k - 1];
+      layout_[k].dy = layout_[k - 1].dy;
+    } else {
+      shapes_.offset[k] = size, size += count;
+      layout_[k].dy = size, size += count;
+    }
+    alias_[k] = k;
+    constexpr auto flows = detail::flowing_products<E>();
+    tag_[k] = &type_tag<N>;
+    node_[k] = &n;
+    const auto same = [&](std::size_t j) {
+      if constexpr (detail::is_let_node_v<N>) {
+        return true;
+      } else {
+        // One build (a composite's two reads), or two builds of one computation on the same
+        // data (two copies of one expression: one node, as a let's copies are). Stages built in
+        // constant evaluation have no id: one node per type.
+        const N& other = *static_cast<const N*>(node_[j]);
+        return other.op.id == n.op.id || detail::same_computation(other, n);
+      }
+    };
+    for (std::size_t j = 0; j < k; ++j) {
+      if (tag_[j] == tag_[k] && alias_[j] == j && !skip_[j] && flows[j] == flows[k] && same(j)) {
+        make_alias(base, k, j);
+        break;
       }
     }
   }
@@ -345,13 +415,19 @@ class program {
   /// Node n's products, its first one product `base`, post-order.
   template <class N>
   void forward(const N& n, const results& r, std::size_t base) const {
-    if constexpr (detail::is_product_node_v<N>) {
+    if constexpr (detail::is_stage_node_v<N>) {
       if (skip_[base + detail::count_products<N>() - 1]) return;  // an alias: its original computes it
     }
     if constexpr (!detail::is_leaf_v<N>) {
       [&]<std::size_t... K>(std::index_sequence<K...>) {
         (forward(detail::child<K>(n), r, base + detail::child_offset<N, K, 0>()), ...);
       }(std::make_index_sequence<N::arity>{});
+      if constexpr (detail::is_stage_let<N>() && !detail::is_forwarding_let<N>()) {
+        // A staged let: its body, its stages computed, into its buffer.
+        const std::size_t k = base + detail::count_products<N>() - 1;
+        tad::evaluate(detail::canonical(detail::lower<0>(n.arg, r, base)),
+                      detail::ws_span(r.ws, r.offset[k], r.rows[k] * r.cols[k]));
+      }
       if constexpr (detail::is_product_node_v<N>) {
         const std::size_t k = base + detail::count_products<N>() - 1;
         const std::size_t base_b = base + detail::child_offset<N, 1, 0>();
@@ -377,6 +453,11 @@ class program {
   void operand_backward(const O& o, const results& r, std::size_t base, std::size_t rows, std::size_t cols,
                         std::size_t buf, const std::array<T*, sizeof...(X)>& scratch, G&& g,
                         const wrt_target<X, T2>&... t) const;
+  template <class I, class L, class... X, class... T2>
+  void seeded_backward(const L& lowered, const results& r, std::size_t base, std::size_t seed, std::size_t count,
+                       const std::array<T*, sizeof...(X)>& scratch, const wrt_target<X, T2>&... t) const;
+  template <class... X>
+  void gather_aliases(const results& r, std::size_t k) const;
   template <class N, bool Flows, class... X, class... T2>
   void backward(const N& n, const results& r, std::size_t base, const std::array<T*, sizeof...(X)>& scratch,
                 const wrt_target<X, T2>&... t) const;

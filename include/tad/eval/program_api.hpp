@@ -1,6 +1,8 @@
 #pragma once
-/// tad::value, evaluate, grad, grad_into, vjp and vjp_into of an expression that holds a matrix product
-/// (eval/api.hpp dispatches to products_api): a tad::program built for the call.
+/// tad::value, evaluate, grad, grad_into, vjp and vjp_into of an expression that holds a matrix
+/// product or a stage, and the gradients of one whose lets the engine cannot share
+/// (eval/api.hpp dispatches to products_api: detail::gradient_program): a tad::program built for
+/// the call.
 
 #include <tad/core/matrix.hpp>
 #include <tad/core/value_type.hpp>
@@ -15,7 +17,7 @@ namespace tad::detail {
 /// The program is built for the call (its workspace allocated per call, and so the staging of
 /// a strided or column-major gradient buffer; build a tad::program to reuse one).
 template <class E>
-struct products_api<E, std::enable_if_t<has_products_v<E>>> {
+struct products_api<E, std::enable_if_t<has_products_v<E> || has_lets_v<E>>> {
   static auto value(const E& e) {
     program<E> p(e);
     if constexpr (is_array_v<E>) {

@@ -159,12 +159,13 @@ void program<E>::operand_backward(const O& o, const results& r, std::size_t base
   } else {
     const auto lowered = detail::lower<0>(op::inner_of(o), r, base);
     using L = std::remove_cvref_t<decltype(lowered)>;
-    if constexpr (none && !detail::is_product_node_v<I>) {
+    if constexpr (none && !detail::is_stage_node_v<I>) {
       // The products whose adjoints the vector-Jacobian product would have written: zero.
       std::apply([](const auto&... w) { ((std::fill_n(w.data, w.size, T(0))), ...); },
                  inner_product_targets<L, I, true, X...>(r, base));
-    } else if constexpr (detail::is_product_node_v<I>) {
-      // The operand is a product: its adjoint, of which this is the only writer.
+    } else if constexpr (detail::is_stage_node_v<I>) {
+      // The operand is a stage: its adjoint, of which this is the only writer (another use of a
+      // staged let is another stage, its alias, with an adjoint of its own).
       const std::size_t q = base + detail::count_products<I>() - 1;
       auto d = detail::dense_map<T>(r.ws + layout_[q].dy, rows, cols);
       if constexpr (none) d.setZero(); else g([&](const auto& expr) { detail::assign_product<false>(d, expr, pack(r)); });
@@ -181,52 +182,92 @@ void program<E>::operand_backward(const O& o, const results& r, std::size_t base
     } else {
       auto d = detail::dense_map<T>(r.ws + buf, rows, cols);
       g([&](const auto& expr) { detail::assign_product<false>(d, expr, pack(r)); });
-      // (The index of each target by an index sequence: the order in which function arguments
-      // are evaluated is unspecified.)
-      const auto wrt_scratch = [&]<std::size_t at, class V>(const V& target) {
-        using X0 = std::remove_cvref_t<decltype(target.var)>;
-        if constexpr (detail::reaches<L, X0::name>::value) {
-          if constexpr (X0::is_array) return std::tuple{wrt(target.var, std::span<T>(scratch[at], target.size))};
-          else return std::tuple{wrt(target.var, *scratch[at])};
-        } else {
-          return std::tuple<>{};
-        }
-      };
-      auto targets = [&]<std::size_t... J>(std::index_sequence<J...>) {
-        return std::tuple_cat(wrt_scratch.template operator()<J>(t)...);
-      }(std::index_sequence_for<X...>{});
-      // The vector-Jacobian product: the gradient of sum(seed * lowered), unchecked (the
-      // program sized and owns every buffer here), with canonical variable names: one engine
-      // for every operand expression of this form (eval/canonical.hpp).
-      const auto canon = detail::canonical(lowered);
-      const auto seeded = tad::dot(detail::seed_constant(std::span<const T>(r.ws + buf, rows * cols), canon), canon);
-      std::apply([&](const auto&... w) {
-                   (void)detail::run_gradient(seeded, detail::bind_extents(seeded), detail::canonical_target<L>(w)...);
-                 },
-                 std::tuple_cat(std::move(targets),
-                                inner_product_targets<L, I, true, X...>(r, base)));
-      add_scratch<L>(scratch, t...);
+      seeded_backward<I>(lowered, r, base, buf, rows * cols, scratch, t...);
     }
   }
 }
 
-/// Product by product, pre-order: each live product's backward, then its operands' products.
-/// n's first product is product `base`; an adjoint reaches n from the top, or not (Flows: not
-/// below stop_gradient, ...). A product is live, its backward runs, when it flows and reaches a
-/// variable of X (detail::mark_live).
+/// The gradients of `sum(seed * lowered)`, the seed `count` elements of the workspace at
+/// `seed`: added to the targets' (through scratch), written to the adjoints of the live stages
+/// lowered holds. lowered was lowered from I, whose first stage is stage `base`.
+template <class E>
+template <class I, class L, class... X, class... T2>
+void program<E>::seeded_backward(const L& lowered, const results& r, std::size_t base, std::size_t seed,
+                                 std::size_t count, const std::array<T*, sizeof...(X)>& scratch,
+                                 const wrt_target<X, T2>&... t) const {
+  // (The index of each target by an index sequence: the order in which function arguments
+  // are evaluated is unspecified.)
+  const auto wrt_scratch = [&]<std::size_t at, class V>(const V& target) {
+    using X0 = std::remove_cvref_t<decltype(target.var)>;
+    if constexpr (detail::reaches<L, X0::name>::value) {
+      if constexpr (X0::is_array) return std::tuple{wrt(target.var, std::span<T>(scratch[at], target.size))};
+      else return std::tuple{wrt(target.var, *scratch[at])};
+    } else {
+      return std::tuple<>{};
+    }
+  };
+  auto targets = [&]<std::size_t... J>(std::index_sequence<J...>) {
+    return std::tuple_cat(wrt_scratch.template operator()<J>(t)...);
+  }(std::index_sequence_for<X...>{});
+  // The vector-Jacobian product: the gradient of sum(seed * lowered), unchecked (the
+  // program sized and owns every buffer here), with canonical variable names: one engine
+  // for every operand expression of this form (eval/canonical.hpp).
+  const auto canon = detail::canonical(lowered);
+  const auto seeded = tad::dot(detail::seed_constant(std::span<const T>(r.ws + seed, count), canon), canon);
+  std::apply([&](const auto&... w) {
+               (void)detail::run_gradient(seeded, detail::bind_extents(seeded), detail::canonical_target<L>(w)...);
+             },
+             std::tuple_cat(std::move(targets),
+                            inner_product_targets<L, I, true, X...>(r, base)));
+  add_scratch<L>(scratch, t...);
+}
+
+/// Adds the adjoints of stage k's live aliases to its own (before its backward).
+template <class E>
+template <class... X>
+void program<E>::gather_aliases(const results& r, std::size_t k) const {
+  if (!has_alias_[k]) return;
+  constexpr auto live = detail::live_products<E, true, X...>();
+  const std::size_t count = r.rows[k] * r.cols[k];
+  T* to = r.ws + layout_[k].dy;
+  for (std::size_t j = k + 1; j < stages; ++j) {
+    if (alias_[j] == k && live[j]) {
+      const T* from = r.ws + layout_[j].dy;
+      for (std::size_t i = 0; i < count; ++i) to[i] += from[i];
+    }
+  }
+}
+
+/// Stage by stage, pre-order: each live stage's backward (a product's two GEMMs, a staged let's
+/// body), then its operands' stages. n's first stage is stage `base`; an adjoint reaches n from
+/// the top, or not (Flows: not below stop_gradient, ...). A stage is live, its backward runs,
+/// when it flows and reaches a variable of X (detail::mark_live). With staged lets, children
+/// are visited last to first: that order visits every use of a let (the later ones, in
+/// post-order, are its aliases) before the first, whose backward then runs on the summed
+/// adjoint (a reverse post-order, whatever the uses' consumers: the expression around the
+/// stages, a product's operand, another let's body).
 template <class E>
 template <class N, bool Flows, class... X, class... T2>
 void program<E>::backward(const N& n, const results& r, std::size_t base, const std::array<T*, sizeof...(X)>& scratch,
                           const wrt_target<X, T2>&... t) const {
   constexpr bool product = detail::is_product_node_v<N>;
-  if constexpr (product) {
-    if (skip_[base + detail::count_products<N>() - 1]) return;  // its adjoint went to its original
+  constexpr bool live = Flows && detail::reaches_any_v<N, X...>;
+  if constexpr (detail::is_stage_node_v<N>) {
+    const std::size_t k = base + detail::count_products<N>() - 1;
+    if (skip_[k]) return;  // its adjoint went to its original
+    if constexpr (live) gather_aliases<X...>(r, k);
   }
   if constexpr (!detail::is_leaf_v<N>) {
+    if constexpr (detail::is_stage_let<N>() && !detail::is_forwarding_let<N>() && live) {
+      // A staged let: its body's backward, seeded with its summed adjoint.
+      const std::size_t k = base + detail::count_products<N>() - 1;
+      seeded_backward<decltype(n.arg)>(detail::lower<0>(n.arg, r, base), r, base, layout_[k].dy, r.rows[k] * r.cols[k],
+                                       scratch, t...);
+    }
     if constexpr (product) {
       const std::size_t k = base + detail::count_products<N>() - 1;
       const std::size_t base_b = base + detail::child_offset<N, 1, 0>();
-      if constexpr (Flows && detail::reaches_any_v<N, X...>) {
+      if constexpr (live) {
         using A = detail::operand_of<std::remove_cvref_t<decltype(n.lhs)>>;
         using B = detail::operand_of<std::remove_cvref_t<decltype(n.rhs)>>;
         const layout& p = layout_[k];
@@ -261,10 +302,13 @@ void program<E>::backward(const N& n, const results& r, std::size_t base, const 
         });
       }
     }
+    const auto visit = [&]<std::size_t K>(std::integral_constant<std::size_t, K>) {
+      backward<detail::child_t<K, N>, Flows && (product || detail::adjoint_flows<N, K>::value)>(
+          detail::child<K>(n), r, base + detail::child_offset<N, K, 0>(), scratch, t...);
+    };
     [&]<std::size_t... K>(std::index_sequence<K...>) {
-      (backward<detail::child_t<K, N>, Flows && (product || detail::adjoint_flows<N, K>::value)>(
-           detail::child<K>(n), r, base + detail::child_offset<N, K, 0>(), scratch, t...),
-       ...);
+      if constexpr (detail::has_stage_lets<E>()) (visit(std::integral_constant<std::size_t, N::arity - 1 - K>{}), ...);
+      else (visit(std::integral_constant<std::size_t, K>{}), ...);
     }(std::make_index_sequence<N::arity>{});
   }
 }
@@ -403,16 +447,6 @@ auto program<E>::grad_checked(const E& e, std::span<T> ws, const Seed& seed, con
       v = run(tad::dot(constant(seed.data(), rows, cols), top));
     } else {
       v = run(tad::dot(constant(seed), top));
-    }
-  }
-  constexpr auto live = detail::live_products<E, true, X...>();
-  for (std::size_t k = 0; k < products; ++k) {
-    const std::size_t j = alias_[k];
-    if (j != k && live[k]) {
-      const std::size_t count = r.rows[k] * r.cols[k];
-      T* to = r.ws + layout_[j].dy;
-      const T* from = r.ws + layout_[k].dy;
-      for (std::size_t i = 0; i < count; ++i) to[i] += from[i];
     }
   }
   backward<E, true>(e, r, 0, scratch, t...);

@@ -2,15 +2,17 @@
 /// The checks that a rule not linear in the adjoint (clip_gradient, custom_gradient, an op
 /// overridden by override_gradients) never runs per copy, per read or per share by accident,
 /// where a gradient is computed: a compile error for such a node that occurs twice outside
-/// lets and per_use, for a let of one used in a matrix product's operand and elsewhere, for a
-/// vector holding one broadcast across a matrix's rows, and for one in the argument of a
-/// composite's matrix form (doc/semantics.md, "Shared subexpressions" and "Broadcast vectors";
-/// decisions.md 54). Analysis only: plain code over types.
+/// lets and per_use (a stage's body counts once per stage type: doc/semantics.md, "Shared
+/// subexpressions"; decisions.md 54), for a scalar let of one used inside a stage and elsewhere,
+/// for a per_use holding a stage, and, as a guard (building a node puts such a vector in a
+/// stage, decisions.md 56), for a vector holding one broadcast across a matrix's rows. Analysis
+/// only: plain code over types.
 
 #include <tad/core/expression.hpp>
 #include <tad/core/let.hpp>
 #include <tad/core/node.hpp>
 #include <tad/detail/static_for.hpp>
+#include <tad/eval/products.hpp>
 #include <tad/eval/slots.hpp>
 #include <tad/ops/linalg.hpp>
 #include <tad/ops/shared.hpp>
@@ -33,36 +35,37 @@ constexpr bool is_per_use_node() {
   if constexpr (is_leaf_v<N>) return false;
   else return requires { N::op_type::is_per_use; };
 }
+/// A let or a per_use: a node whose body is a place of its own.
+template <class N>
+constexpr bool is_place_node() {
+  return is_let_node_v<N> || is_per_use_node<N>();
+}
 
-/// Does the count stop at N? A let or a per_use (each distinct one's body is walked once, as a
-/// place of its own), an op without a gradient (nothing below it gets an adjoint).
+/// Does the search for a repeated rule stop at N? A let or a per_use (each distinct one's body
+/// is walked once, as a place of its own), an op without a gradient (nothing below it gets an
+/// adjoint).
 template <class N>
 constexpr bool opaque_to_rules() {
   if constexpr (is_leaf_v<N>) return true;
-  else return is_let_node_v<N> || is_per_use_node<N>() || !op_differentiable<typename N::op_type>();
+  else return is_place_node<N>() || !op_differentiable<typename N::op_type>();
 }
 
-/// How often node type R occurs in E where an adjoint reaches it, outside lets and per_use.
-/// Matrix products are walked like every node: two products of one type are two occurrences,
-/// whether or not a program finds them to be one computation at run time.
+/// How often node type R occurs in E where an adjoint reaches it, outside lets, per_use and
+/// stages (stage_op). Matrix products are walked like every node: two products of one type are
+/// two occurrences, whether or not a program finds them to be one computation at run time.
 template <class R, class E>
-constexpr std::size_t occurrences() {
-  if constexpr (opaque_to_rules<E>()) {
+constexpr std::size_t local_occurrences() {
+  if constexpr (opaque_to_rules<E>() || is_stage_op_node_v<E>) {
     return 0;
   } else {
     std::size_t n = std::is_same_v<R, E> ? 1 : 0;
     static_for<E::arity>([&](auto k) {
-      if constexpr (adjoint_flows<E, k.value>::value) n += occurrences<R, child_t<k.value, E>>();
+      if constexpr (adjoint_flows<E, k.value>::value) n += local_occurrences<R, child_t<k.value, E>>();
     });
     return n;
   }
 }
 
-template <class N>
-using rule_body_t = std::remove_cvref_t<decltype(std::declval<const N&>().arg)>;
-
-/// The distinct let and per_use nodes of E (anywhere an adjoint reaches), as a type list: the
-/// places whose bodies are walked once each.
 template <class... P>
 struct places {};
 template <class List, class P>
@@ -71,6 +74,54 @@ template <class... Ps, class P>
 struct places_add<places<Ps...>, P> {
   using type = std::conditional_t<(std::is_same_v<Ps, P> || ...), places<Ps...>, places<Ps..., P>>;
 };
+
+/// The distinct stage types (stage_op) of E outside lets, per_use and other stages, where an
+/// adjoint reaches: a composite reads its stage twice (one node, one build); copies of a stage
+/// type are one node when they are one computation (eval/program.hpp), so a stage's body counts
+/// once per type.
+template <class E, class Acc = places<>>
+struct stages_in {
+  using type = Acc;
+};
+template <class Op, class... C, class Acc>
+struct stages_in<node<Op, C...>, Acc> {
+  using N = node<Op, C...>;
+  template <class A, std::size_t K>
+  using step = std::conditional_t<adjoint_flows<N, K>::value, typename stages_in<child_t<K, N>, A>::type, A>;
+  template <class A, std::size_t K0, std::size_t... K>
+  static auto fold() {
+    if constexpr (sizeof...(K) == 0) return std::type_identity<step<A, K0>>{};
+    else return fold<step<A, K0>, K...>();
+  }
+  template <std::size_t... K>
+  static auto all(std::index_sequence<K...>) -> decltype(fold<Acc, K...>());
+  static auto pick() {
+    if constexpr (is_place_node<N>() || !op_differentiable<Op>()) return std::type_identity<Acc>{};
+    else if constexpr (is_stage_op_node_v<N>) return std::type_identity<typename places_add<Acc, N>::type>{};
+    else return all(std::index_sequence_for<C...>{});
+  }
+  using type = typename decltype(pick())::type;
+};
+
+template <class N>
+using rule_body_t = std::remove_cvref_t<decltype(std::declval<const N&>().arg)>;
+
+/// How often node type R occurs in E where an adjoint reaches it, outside lets and per_use:
+/// outside stages, plus in each distinct stage type's body once.
+template <class R, class E, class Stages = typename stages_in<E>::type>
+struct occurrences_of;
+template <class R, class E, class... S>
+struct occurrences_of<R, E, places<S...>> {
+  static constexpr std::size_t value =
+      local_occurrences<R, E>() + (occurrences_of<R, rule_body_t<S>>::value + ... + std::size_t{0});
+};
+template <class R, class E>
+constexpr std::size_t occurrences() {
+  return occurrences_of<R, E>::value;
+}
+
+/// The distinct let and per_use nodes of E (anywhere an adjoint reaches), as a type list: the
+/// places whose bodies are walked once each.
 template <class E, class Acc = places<>>
 struct bodies_of {
   using type = Acc;
@@ -78,7 +129,7 @@ struct bodies_of {
 template <class Op, class... C, class Acc>
 struct bodies_of<node<Op, C...>, Acc> {
   using N = node<Op, C...>;
-  using self = std::conditional_t<is_let_node_v<N> || is_per_use_node<N>(), typename places_add<Acc, N>::type, Acc>;
+  using self = std::conditional_t<is_place_node<N>(), typename places_add<Acc, N>::type, Acc>;
   template <class A, std::size_t K>
   using step = std::conditional_t<adjoint_flows<N, K>::value, typename bodies_of<child_t<K, N>, A>::type, A>;
   template <class A, std::size_t K0, std::size_t... K>
@@ -123,8 +174,9 @@ struct repeated_rule_search<Root, places<B...>> {
 };
 
 /// Occurrences of node type L in E, all of them (through lets' and per_use's bodies at each
-/// occurrence), and those inside a matrix product: {all, in products}.
-template <class L, class E, bool InProduct = false>
+/// occurrence), and those inside a stage (a product, a staged let, a stage_op): {all, in
+/// stages}.
+template <class L, class E, bool InStage = false>
 constexpr std::pair<std::size_t, std::size_t> let_uses() {
   if constexpr (is_leaf_v<E>) {
     return {0, 0};
@@ -132,8 +184,8 @@ constexpr std::pair<std::size_t, std::size_t> let_uses() {
     return {0, 0};
   } else {
     std::pair<std::size_t, std::size_t> n{0, 0};
-    if constexpr (std::is_same_v<L, E>) n = {1, InProduct ? 1 : 0};
-    constexpr bool in = InProduct || is_product_node_v<E>;
+    if constexpr (std::is_same_v<L, E>) n = {1, InStage ? 1 : 0};
+    constexpr bool in = InStage || is_stage_node_v<E>;
     static_for<E::arity>([&](auto k) {
       if constexpr (adjoint_flows<E, k.value>::value) {
         const auto c = let_uses<L, child_t<k.value, E>, in>();
@@ -144,16 +196,17 @@ constexpr std::pair<std::size_t, std::size_t> let_uses() {
     return n;
   }
 }
-/// The first let of E whose body has a rule not linear in the adjoint, used in a matrix
-/// product's operand and more than once: a program evaluates each operand in an engine of its
-/// own, so the let's adjoint is not summed across them (void: none).
+/// The first let of E that a program leaves to its engines (a scalar) whose body has a rule
+/// not linear in the adjoint, used inside a stage and more than once: each engine (the
+/// expression around the stages, each operand and stage body) would run the rule on its own
+/// share of the adjoint (void: none). Only where E has stages.
 template <class Root, class Bodies>
-struct let_across_products;
+struct let_across_stages;
 template <class Root, class... B>
-struct let_across_products<Root, places<B...>> {
+struct let_across_stages<Root, places<B...>> {
   template <class L>
   static auto one() {
-    if constexpr (!is_let_node_v<L> || adjoint_linear<L>()) {
+    if constexpr (!is_let_node_v<L> || adjoint_linear<L>() || is_stage_let<L>()) {
       return std::type_identity<void>{};
     } else {
       constexpr auto u = let_uses<L, Root>();
@@ -164,31 +217,37 @@ struct let_across_products<Root, places<B...>> {
   using type = first_non_void_t<void, typename decltype(one<B>())::type...>;
 };
 
-/// The first vector node with its own rule not linear in the adjoint that an elementwise op of
-/// a matrix broadcasts across rows: reached from a rank-2 elementwise node through rank-1
-/// nodes (lets included, not reductions: a rule inside a reduction's argument runs per element
-/// of that argument, and a scalar under a rule is a loop invariant whose adjoint is summed
-/// before its rule runs). Its rule would run on each element's share of the adjoint, the
-/// shares then summed per column; TensorFlow runs it once on the column sums. A column
-/// (as_column) is not a row broadcast: its rule runs once per row, on that row's summed
-/// adjoint, as in TensorFlow (decisions.md 25). void: none.
+/// Does E hold a stage_op?
 template <class E>
-struct vector_rule {
-  using type = void;
-};
-template <class Op, class... C>
-struct vector_rule<node<Op, C...>> {
-  using N = node<Op, C...>;
-  template <std::size_t... K>
-  static auto kids(std::index_sequence<K...>)
-      -> first_non_void_t<std::conditional_t<adjoint_flows<N, K>::value, typename vector_rule<child_t<K, N>>::type, void>...>;
-  static auto pick() {
-    if constexpr (!op_differentiable<Op>() || props<N>::rank != 1 || props<N>::is_reduction) return std::type_identity<void>{};
-    else if constexpr (own_rule_nonlinear<N>()) return std::type_identity<N>{};
-    else return std::type_identity<decltype(kids(std::index_sequence_for<C...>{}))>{};
+constexpr bool holds_stage_op() {
+  if constexpr (is_leaf_v<E>) {
+    return false;
+  } else {
+    bool r = is_stage_op_node_v<E>;
+    static_for<E::arity>([&](auto k) { r = r || holds_stage_op<child_t<k.value, E>>(); });
+    return r;
   }
-  using type = typename decltype(pick())::type;
+}
+/// The first per_use of E whose body holds a stage (void: none): copies of one per_use share
+/// their stages (one build), so they would not be one rule per use.
+template <class Bodies>
+struct per_use_over_stage;
+template <class... B>
+struct per_use_over_stage<places<B...>> {
+  template <class P>
+  static auto one() {
+    if constexpr (is_per_use_node<P>() && holds_stage_op<rule_body_t<P>>()) return std::type_identity<P>{};
+    else return std::type_identity<void>{};
+  }
+  using type = first_non_void_t<void, typename decltype(one<B>())::type...>;
 };
+
+/// The first vector node with its own rule not linear in the adjoint (core/let.hpp:
+/// vector_rule) that an elementwise op of a matrix broadcasts across rows. Building such a node
+/// puts the vector in a stage (ops/make.hpp), so this finds one only where that did not happen.
+/// Its rule would run on each element's share of the adjoint, the shares then summed per
+/// column; TensorFlow runs it once on the column sums. A column (as_column) is a leaf. void:
+/// none.
 template <class E>
 struct broadcast_rule {
   using type = void;
@@ -214,22 +273,6 @@ struct broadcast_rule<node<Op, C...>> {
   using type = typename decltype(pick())::type;
 };
 
-/// Does an adjoint reach a marked argument of a composite's matrix form (row_composite_op)?
-template <class E>
-constexpr bool reaches_row_composite() {
-  if constexpr (is_leaf_v<E>) {
-    return false;
-  } else if constexpr (!op_differentiable<typename E::op_type>()) {
-    return false;
-  } else {
-    bool r = requires { E::op_type::is_row_composite; };
-    static_for<E::arity>([&](auto k) {
-      if constexpr (adjoint_flows<E, k.value>::value) r = r || reaches_row_composite<child_t<k.value, E>>();
-    });
-    return r;
-  }
-}
-
 /// What is wrong with E's rules (0: nothing), and the node to name.
 template <class E>
 struct rule_problem {
@@ -239,12 +282,15 @@ struct rule_problem {
     } else {
       using Bodies = typename bodies_of<E>::type;
       using R = typename repeated_rule_search<E, Bodies>::type;
-      using L = typename let_across_products<E, Bodies>::type;
       using V = typename broadcast_rule<E>::type;
-      // A composite's matrix form first: its own two reads are also a repeated rule.
-      if constexpr (reaches_row_composite<E>()) return std::pair<std::integral_constant<int, 4>, void*>{};
-      else if constexpr (!std::is_void_v<R>) return std::pair<std::integral_constant<int, 1>, R*>{};
+      using L = typename decltype([] {
+        if constexpr (has_products_v<E> || has_stage_lets<E>()) return std::type_identity<typename let_across_stages<E, Bodies>::type>{};
+        else return std::type_identity<void>{};
+      }())::type;
+      using U = typename per_use_over_stage<Bodies>::type;
+      if constexpr (!std::is_void_v<R>) return std::pair<std::integral_constant<int, 1>, R*>{};
       else if constexpr (!std::is_void_v<L>) return std::pair<std::integral_constant<int, 2>, L*>{};
+      else if constexpr (!std::is_void_v<U>) return std::pair<std::integral_constant<int, 5>, U*>{};
       else if constexpr (!std::is_void_v<V>) return std::pair<std::integral_constant<int, 3>, V*>{};
       else return std::pair<std::integral_constant<int, 0>, void*>{};
     }
@@ -272,12 +318,22 @@ constexpr void report_repeated_rule() {
                 "tad::per_use(e) (doc/semantics.md, \"Shared subexpressions\")");
 }
 template <class Let>
-constexpr void report_let_across_products() {
+constexpr void report_let_across_stages() {
   static_assert(always_false<Let>,
-                "tad::let<name>(e): a let whose body has a gradient rule not linear in the adjoint "
-                "(clip_gradient, custom_gradient, an overridden op) is used in the operand of a matrix "
-                "product and elsewhere; a program evaluates each operand on its own, so the rule would "
-                "run once per operand: not supported yet (doc/linear-algebra.md, \"Not yet\")");
+                "tad::let<name>(e): a let of a scalar whose body has a gradient rule not linear in the "
+                "adjoint (clip_gradient, custom_gradient, an overridden op) is used inside a stage (a "
+                "matrix product's operand, a let of an array holding a product or such a rule, a "
+                "composite's matrix argument, a vector broadcast across rows) and elsewhere; a program "
+                "evaluates each stage on its own, so the rule would run once per stage: not supported "
+                "yet; a let of an array is one node everywhere (doc/semantics.md, \"Stages\")");
+}
+template <class PerUse>
+constexpr void report_per_use_over_stage() {
+  static_assert(always_false<PerUse>,
+                "tad::per_use(e): e holds a stage (a composite's matrix argument or a vector broadcast "
+                "across rows, under a rule not linear in the adjoint), which its copies would share as "
+                "one node: not one rule per use; not supported yet: build each use separately "
+                "(doc/semantics.md, \"Stages\")");
 }
 template <class Vector>
 constexpr void report_broadcast_rule() {
@@ -290,25 +346,15 @@ constexpr void report_broadcast_rule() {
                 "summed gradient in the training pipeline (tad::clip_by_value); a column (tad::as_column) "
                 "is supported (doc/semantics.md, \"Broadcast vectors\")");
 }
-template <class E>
-constexpr void report_row_composite() {
-  static_assert(always_false<E>,
-                "tad::softmax / log_softmax / softmax_cross_entropy of a matrix: its argument holds a "
-                "gradient rule not linear in the adjoint (clip_gradient, custom_gradient, an overridden "
-                "op); the op reads it twice in each row, and running that rule once on each element's "
-                "summed adjoint is not supported yet for matrices (it is for vectors); the rule would run "
-                "once per read, which is not TensorFlow's result (doc/semantics.md, \"Shared subexpressions\")");
-}
-
 /// Called where a gradient of E is computed: one compile error for a rule that would run per
 /// copy, per operand, per share or per read.
 template <class E>
 constexpr void check_shared_rules() {
   using P = rule_problem<E>;
   if constexpr (P::kind == 1) report_repeated_rule<typename P::node_type>();
-  else if constexpr (P::kind == 2) report_let_across_products<typename P::node_type>();
+  else if constexpr (P::kind == 2) report_let_across_stages<typename P::node_type>();
+  else if constexpr (P::kind == 5) report_per_use_over_stage<typename P::node_type>();
   else if constexpr (P::kind == 3) report_broadcast_rule<typename P::node_type>();
-  else if constexpr (P::kind == 4) report_row_composite<E>();
 }
 
 }  // namespace tad::detail

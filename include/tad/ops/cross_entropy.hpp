@@ -116,7 +116,7 @@ constexpr auto softmax_cross_entropy(const Z& z, const T& t) {
                   "per row) or both vectors (one distribution)");
     return invalid_expression{};
   } else if constexpr (zm) {
-    const auto zz = detail::row_composite_argument(z);  // a rule in z: refused by grad (ops/shared.hpp)
+    const auto zz = detail::row_composite_argument(z);  // a rule in z: a stage (ops/shared.hpp)
     return sum(t, axis<1>) * logsumexp(zz, axis<1>) - sum(t * zz, axis<1>);
   } else {
     // z is read twice: one node, so that a rule in it runs once (ops/shared.hpp).
@@ -140,7 +140,7 @@ constexpr auto softmax_cross_entropy(const Z& z, R&& labels) {
                   "sample, one column per class, one label per row");
     return invalid_expression{};
   } else {
-    const auto zz = detail::row_composite_argument(z);  // a rule in z: refused by grad (ops/shared.hpp)
+    const auto zz = detail::row_composite_argument(z);  // a rule in z: a stage (ops/shared.hpp)
     return logsumexp(zz, axis<1>) - pick(zz, std::forward<R>(labels));
   }
 }

@@ -51,13 +51,21 @@ inline constexpr bool is_transpose_node_v = false;
 template <class A>
 inline constexpr bool is_transpose_node_v<node<transpose_op, A>> = true;
 
-/// Does E hold a product (a node whose program materializes it)?
+/// Is E a stage (core/let.hpp: stage_op)?
+template <class E>
+inline constexpr bool is_stage_op_node_v = false;
+template <class Op, class B>
+  requires requires { Op::is_stage; }
+inline constexpr bool is_stage_op_node_v<node<Op, B>> = true;
+
+/// Does E hold a product or a stage (a node whose program materializes it)? Such an expression
+/// is evaluated by a tad::program (<tad/linalg.hpp>).
 template <class E>
 struct has_products : std::false_type {};
 template <class Op, class... C>
 struct has_products<node<Op, C...>>
     : std::bool_constant<is_product_node_v<node<Op, C...>> || is_transpose_node_v<node<Op, C...>> ||
-                         (has_products<C>::value || ...)> {};
+                         is_stage_op_node_v<node<Op, C...>> || (has_products<C>::value || ...)> {};
 template <class E>
 inline constexpr bool has_products_v = has_products<std::remove_cvref_t<E>>::value;
 

@@ -167,6 +167,31 @@ constexpr void check_bindings(const A& a, const B& b) {
   }
 }
 
+/// Does a node of Op over C... (a matrix, not a reduction or a product) broadcast across its
+/// rows a vector child holding its own rule not linear in the adjoint (core/let.hpp,
+/// vector_rule)?
+template <class C>
+constexpr bool row_broadcast_rule() {
+  if constexpr (is_leaf_v<C>) return false;
+  else return props<C>::rank == 1 && !std::is_void_v<typename vector_rule<C>::type>;
+}
+template <class Op, class... C>
+constexpr bool broadcasts_rule() {
+  if constexpr (!op_differentiable<Op>() || op_is_product<Op>() || (is_leaf_v<C> && ...)) {
+    return false;
+  } else {
+    using N = node<Op, C...>;
+    return props<N>::rank == 2 && !props<N>::is_reduction && (row_broadcast_rule<C>() || ...);
+  }
+}
+template <class Op, class... C>
+constexpr auto make(const C&... c);
+/// c, a stage when it is such a vector: the program computes it once, sums its adjoint over the
+/// rows (the column sums), and runs its rule once on that sum, as TensorFlow does
+/// (decisions.md 56).
+template <class C>
+constexpr auto row_stage(const C& c);
+
 /// `node<Op, C...>{c...}` after checking that the children agree on their element type and on
 /// their variables (one name, one variable). After a reported misuse, passes it on silently.
 template <class Op, class... C>
@@ -185,6 +210,8 @@ constexpr auto make(const C&... c) {
   } else if constexpr (let_conflict_kind<N>() != 0) {
     report_let_conflict<N>();
     return invalid_expression{};
+  } else if constexpr (broadcasts_rule<Op, C...>()) {
+    return make<Op>(row_stage(c)...);
   } else {
     if constexpr (sizeof...(C) > 1) {
       const std::tuple<const C&...> kids{c...};
@@ -203,6 +230,21 @@ constexpr auto make(const C&... c) {
     }
     return N{c...};
   }
+}
+
+/// `stage_op` around e, with a new id (core/let.hpp): one node, wherever it is copied.
+template <class E>
+constexpr auto make_stage(const E& e) {
+  auto n = make<stage_op<auto_let_name<E, 's'>()>>(e);
+  if constexpr (!poisoned_v<decltype(n)>) {
+    if (!std::is_constant_evaluated()) n.op.id = next_stage_id();
+  }
+  return n;
+}
+template <class C>
+constexpr auto row_stage(const C& c) {
+  if constexpr (row_broadcast_rule<C>()) return make_stage(c);
+  else return c;
 }
 
 template <class Op, class... X>
