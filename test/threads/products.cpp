@@ -211,9 +211,10 @@ BOOST_AUTO_TEST_CASE(eight_threads_call_every_entry_point_of_one_const_program) 
 }
 
 BOOST_AUTO_TEST_CASE(a_shared_program_allocates_nothing_once_it_has_a_workspace_per_overlapping_call) {
-  // Round 0: 8 calls without a workspace overlap (held together in the backward): the program
-  // allocates a spare workspace for each call after the first. Round 1: 8 calls overlap again
-  // and reuse them: no allocation. Both rounds give the single-threaded results bit for bit.
+  // Round 0: 8 calls without a workspace overlap (held together in the backward), none on the
+  // thread that owns the program's first workspace (this one, which called first): the program
+  // allocates a spare workspace for each. Round 1: 8 calls overlap again and reuse them: no
+  // allocation. Both rounds give the single-threaded results bit for bit.
   data d;
   const auto X = tad::constant(d.xs.data(), m, k);
   const auto W = tad::var<"W">(d.ws.data(), k, n);

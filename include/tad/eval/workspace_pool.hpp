@@ -1,11 +1,14 @@
 #pragma once
 /// The workspaces a tad::program lends to the calls that do not bring one (decisions.md 52).
-/// A call leases one for its duration: the program's first workspace if no other call holds
-/// it (one atomic exchange), else a spare from a list under a mutex, else a new spare, which
-/// joins the list when the call returns. So every const call of one program may run on any
-/// number of threads at once, each on a workspace of its own, and allocates nothing once the
-/// list holds as many workspaces as calls have overlapped (a steady state). The spares live as
-/// long as the program.
+/// A call leases one for its duration: the program's first workspace if the calling thread
+/// owns it and no call of that thread holds it, else a spare from a list under a mutex, else a
+/// new spare, which joins the list when the call returns. The first thread to call owns the
+/// first workspace (one compare-exchange, once); its later calls take it with a plain load and
+/// a flag only that thread touches, no locked instruction (decisions.md 57: the exchange per
+/// call cost 5-10 % of a 4 x 4 product's call). So every const call of one program may run on
+/// any number of threads at once, each on a workspace of its own, and allocates nothing once
+/// the list holds as many workspaces as other threads' calls have overlapped (a steady state).
+/// The spares live as long as the program.
 
 #include <atomic>
 #include <cstddef>
@@ -66,7 +69,15 @@ class workspace_pool {
 
   /// Thread-safe: concurrent calls get distinct workspaces.
   [[nodiscard]] lease take() const {
-    if (!busy_.exchange(true, std::memory_order_acquire)) return lease(*this, nullptr);
+    const void* me = thread_tag();
+    const void* owner = owner_.load(std::memory_order_relaxed);
+    if (owner == nullptr && owner_.compare_exchange_strong(owner, me, std::memory_order_relaxed)) owner = me;
+    // (busy_ is the owner's alone: relaxed, a plain load and store. A call of the owner made
+    // while another of its calls holds the first, from a rule, takes a spare.)
+    if (owner == me && !busy_.load(std::memory_order_relaxed)) {
+      busy_.store(true, std::memory_order_relaxed);
+      return lease(*this, nullptr);
+    }
     {
       const std::lock_guard<std::mutex> lock(mutex_);
       if (spare* s = spares_) {
@@ -88,9 +99,14 @@ class workspace_pool {
     std::swap(first_, o.first_);
     std::swap(spares_, o.spares_);
   }
+  /// An address unique to the calling thread while it runs.
+  static const void* thread_tag() noexcept {
+    static thread_local const char tag = 0;
+    return &tag;
+  }
   void give_back(spare* s) const noexcept {
     if (s == nullptr) {
-      busy_.store(false, std::memory_order_release);
+      busy_.store(false, std::memory_order_relaxed);
     } else {
       const std::lock_guard<std::mutex> lock(mutex_);
       s->next = spares_;
@@ -100,7 +116,8 @@ class workspace_pool {
 
   std::size_t size_ = 0;
   std::unique_ptr<T[]> first_;
-  mutable std::atomic<bool> busy_{false};  // a call holds first_
+  mutable std::atomic<const void*> owner_{nullptr};  // the thread that uses first_ (thread_tag)
+  mutable std::atomic<bool> busy_{false};             // a call of the owner holds first_
   mutable std::mutex mutex_;               // guards spares_
   mutable spare* spares_ = nullptr;        // workspaces no call holds, but first_
 };
