@@ -98,7 +98,7 @@ struct stages_in<node<Op, C...>, Acc> {
   static auto pick() {
     if constexpr (is_place_node<N>() || !op_differentiable<Op>()) return std::type_identity<Acc>{};
     else if constexpr (is_stage_op_node_v<N>) return std::type_identity<typename places_add<Acc, N>::type>{};
-    else return all(std::index_sequence_for<C...>{});
+    else return decltype(all(std::index_sequence_for<C...>{})){};  // (all is declared only)
   }
   using type = typename decltype(pick())::type;
 };
