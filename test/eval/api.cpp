@@ -10,6 +10,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 BOOST_AUTO_TEST_SUITE(api)
@@ -40,6 +41,38 @@ BOOST_AUTO_TEST_CASE(scalar_variable_bound_to_lvalue_sees_updates) {
   auto [v, g] = tad::grad(e, s);
   BOOST_TEST(v == 27.0);
   BOOST_TEST(g == 27.0);  // 3 a^2
+}
+
+// A scalar expression runs inline on the caller's expression (decisions.md 58): a bound
+// variable's type says so, and a gradient is the IEEE sum of its contributions: -0.0 where
+// every contribution is -0.0, +0.0 for a variable the expression does not reach.
+BOOST_AUTO_TEST_CASE(scalar_gradients_are_the_sums_of_their_contributions) {
+  double a = 2.0, b = -0.0, c = 5.0;
+  auto x = tad::var<"x">(a);
+  auto y = tad::var<"y">(b);
+  auto z = tad::var<"z">(c);
+  static_assert(std::is_same_v<decltype(x), tad::scalar_var<"x", double, true>>);
+  static_assert(std::is_same_v<decltype(tad::var<"x">(2.0)), tad::scalar_var<"x", double>>);
+  // d(x y)/dx = y = -0.0 (one contribution); d/dy = x = 2; z is not in the expression.
+  double gx = 1, gy = 1, gz = 1;
+  const double v = tad::grad_into(x * y, tad::wrt(x, gx), tad::wrt(y, gy), tad::wrt(z, gz));
+  BOOST_TEST(v == 0.0);
+  BOOST_TEST((gx == 0.0 && std::signbit(gx)));
+  BOOST_TEST(gy == 2.0);
+  BOOST_TEST((gz == 0.0 && !std::signbit(gz)));
+  auto [v2, tx, tz] = tad::grad(x * y, x, z);
+  BOOST_TEST(v2 == 0.0);
+  BOOST_TEST((tx == 0.0 && std::signbit(tx)));
+  BOOST_TEST((tz == 0.0 && !std::signbit(tz)));
+  // Two contributions -0.0 and +0.0 (x y + x |y|): their sum is +0.0.
+  auto [v3, ux] = tad::grad(x * y + x * tad::abs(y), x);
+  BOOST_TEST(v3 == 0.0);
+  BOOST_TEST((ux == 0.0 && !std::signbit(ux)));
+  // The caller's values at each call, with the inline path as with the engine's loops.
+  a = 3.0, b = 4.0, c = 1.0;
+  BOOST_TEST(tad::grad_into(x * y + tad::square(z), tad::wrt(x, gx), tad::wrt(z, gz)) == 13.0);
+  BOOST_TEST(gx == 4.0);
+  BOOST_TEST(gz == 2.0);
 }
 
 BOOST_AUTO_TEST_CASE(variable_not_in_expression_gets_zero_gradient) {

@@ -154,7 +154,7 @@ auto to_double(const E& e, gradcheck_store& store) {
       return array_var<E::name, double>{store.var(E::name.view(), e.data, e.size), e.size};
     } else if constexpr (E::is_variable) {
       const auto v = e.value();
-      return scalar_var<E::name, double>{store.var(E::name.view(), &v, 1), 0.0};
+      return scalar_var<E::name, double, true>{store.var(E::name.view(), &v, 1), 0.0};
     } else if constexpr (leaf_rank<E>() == 2) {
       return matrix_constant<double>{store.constant(e.data, e.size), e.size, e.rows, e.cols};
     } else if constexpr (E::is_array) {

@@ -20,19 +20,26 @@ namespace tad {
 template <class T>
 concept real = std::same_as<T, float> || std::same_as<T, double>;
 
-/// A differentiable scalar named `Name`. Bound to an lvalue it reads that lvalue each time an
-/// expression is evaluated (so it sees updates); bound to an rvalue it holds a copy.
-template <fixed_string Name, real T>
+/// A differentiable scalar named `Name`. Bound to an lvalue (`Bound`, what `var<"x">(x)` makes
+/// of an lvalue x) it reads that lvalue each time an expression is evaluated (so it sees
+/// updates); bound to an rvalue it holds a copy. That the binding is part of the type saves
+/// a test per read: the fixed cost of a call on scalars (doc/benchmarks.md, "Fixed costs").
+template <fixed_string Name, real T, bool Bound = false>
 struct scalar_var {
   using tad_kind = detail::leaf_kind;
   using value_type = T;
   static constexpr auto name = Name;
   static constexpr bool is_array = false;
   static constexpr bool is_variable = true;
+  static constexpr bool bound = Bound;
+  /// Bound: the lvalue (an engine's frozen copy points it at its own val, engine/state.hpp).
   const T* src = nullptr;
   T val{};
   /// The current value (reads the bound lvalue, if any).
-  constexpr T value() const noexcept { return src ? *src : val; }
+  constexpr T value() const noexcept {
+    if constexpr (Bound) return *src;
+    else return val;
+  }
 };
 
 /// A differentiable array named `Name`: a view of the caller's contiguous storage (no copy).

@@ -27,7 +27,7 @@ constexpr auto var(X&& x) noexcept {
   using U = std::remove_cvref_t<X>;
   if constexpr (real<U>) {
     if constexpr (std::is_lvalue_reference_v<X>) {
-      return scalar_var<Name, U>{&x, U{}};
+      return scalar_var<Name, U, true>{&x, U{}};
     } else {
       return scalar_var<Name, U>{nullptr, x};
     }

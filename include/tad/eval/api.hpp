@@ -227,6 +227,8 @@ constexpr auto grad(const E& e, const X&... x) {
 namespace detail {
 template <class E, class... X, class... T2>
 value_type_t<E> grad_into_staged(const E& e, const wrt_target<X, T2>&... t);
+template <class E, class... X, class... T2>
+value_type_t<E> grad_into_checked(const E& e, const wrt_target<X, T2>&... targets);
 
 /// The errors of a gradient buffer's checks, out of line (each names the caller, `api`, and the
 /// variable).
@@ -263,7 +265,7 @@ value_type_t<E> run_gradient(const E& e, const Ext& ext, const wrt_target<X, T2>
 /// nothing (but a staging buffer for a strided or column-major Eigen buffer). Throws shape_error
 /// (before writing anything) if a buffer has the wrong length.
 template <class E, class... X, class... T2>
-auto grad_into(const E& e, const wrt_target<X, T2>&... targets) {
+TAD_INLINE auto grad_into(const E& e, const wrt_target<X, T2>&... targets) {
   constexpr int problem = detail::grad_problem<E, X...>();
   if constexpr (problem != 0) {
     detail::report_grad_problem<problem, true, E, X...>();
@@ -273,7 +275,22 @@ auto grad_into(const E& e, const wrt_target<X, T2>&... targets) {
     return 0.0;
   } else if constexpr (detail::gradient_program<E, X...>()) {
     return detail::products_api<E>::grad_into(e, targets...);
+  } else if constexpr (detail::extents<E>::nests == 0 && (!X::is_array && ...)) {
+    // Scalars only: nothing to check (no array to bind, no buffer to size), and the engine runs
+    // inline in the caller (engine::run), as a hand-written function would (doc/benchmarks.md,
+    // "Fixed costs").
+    using T = value_type_t<E>;
+    std::array<T*, sizeof...(X) + 1> outs{targets.data..., nullptr};
+    return detail::engine<E, T, detail::wrt_list<X...>>(e, outs.data(), nullptr, detail::bind_extents(e)).run();
   } else {
+    return detail::grad_into_checked(e, targets...);
+  }
+}
+
+namespace detail {
+/// grad_into with arrays: the checks, then the engine.
+template <class E, class... X, class... T2>
+value_type_t<E> grad_into_checked(const E& e, const wrt_target<X, T2>&... targets) {
   using T = value_type_t<E>;
   const auto ext = detail::bind_extents(e);
   (detail::check_binding(e, targets.var, "tad::grad_into"), ...);
@@ -305,10 +322,8 @@ auto grad_into(const E& e, const wrt_target<X, T2>&... targets) {
   std::array<T*, sizeof...(X) + 1> outs{targets.data..., nullptr};
   std::array<std::size_t, sizeof...(X) + 1> sizes{targets.size..., 0};
   return detail::engine<E, T, detail::wrt_list<X...>>(e, outs.data(), sizes.data(), ext).run();
-  }
 }
 
-namespace detail {
 /// grad_into with some targets staged (eval/targets.hpp): a staging buffer allocated for the
 /// call, grad_into on contiguous targets, then the copies into place.
 template <class E, class... X, class... T2>

@@ -71,8 +71,8 @@ constexpr std::size_t first_leaf_named() {
 }
 
 /// Leaf l named `N`.
-template <fixed_string N, fixed_string Name, class T>
-constexpr scalar_var<N, T> renamed(const scalar_var<Name, T>& l) {
+template <fixed_string N, fixed_string Name, class T, bool Bound>
+constexpr scalar_var<N, T, Bound> renamed(const scalar_var<Name, T, Bound>& l) {
   return {l.src, l.val};
 }
 template <fixed_string N, fixed_string Name, class T>

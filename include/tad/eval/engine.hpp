@@ -41,7 +41,10 @@ class engine {
   /// Does the engine evaluate a frozen copy of e (see freeze)? With reductions, columns, or a
   /// leaf reading the caller's lvalue (`value(X * constant_ref(k))`: the store loop reads the
   /// frozen value).
-  static constexpr bool copies = NR > 0 || P::has_columns || holds_ref<E>();
+  ///
+  /// Without loops (no reduction: a scalar expression) nothing is copied: the scalar code reads
+  /// every leaf before the gradients are stored, so no store can change what it reads.
+  static constexpr bool copies = NR > 0 || P::has_columns || (NC > 0 && holds_ref<E>());
   static_assert([] {
     for (std::size_t k = 0; k < NV; ++k)
       for (std::size_t n = 0; n < NC; ++n)
@@ -80,9 +83,22 @@ class engine {
     static_for<NR>([&](auto S) { any = any || is_pick_v<typename slot_node_t<E, S.value>::op_type>; });
     return any;
   }();
-  /// Value and gradients: every pass of the plan.
-  constexpr T run() {
-    if constexpr (NR > 0) {
+  /// Value and gradients: every pass of the plan. A scalar expression (no loops) runs inline, so
+  /// the caller's code holds the whole computation in registers: its fixed cost per call is what
+  /// the W5 benchmark measures (doc/benchmarks.md, "Fixed costs").
+  TAD_INLINE constexpr T run() {
+    if constexpr (NR == 0) {
+      const T value = top(true);
+      if constexpr (has_scalar_deferred) scalar_deferred_rules();
+      store_gradients();
+      return value;
+    } else {
+      return run_passes();
+    }
+  }
+  /// run() of an expression with loops.
+  constexpr T run_passes() {
+    {
       reject_empty();
       if constexpr (has_picks) check_labels();
       static_for<P::levels - 1>([&](auto l) { loops<pass_kind::forward, static_cast<int>(l.value) + 1>(); });
@@ -104,6 +120,11 @@ class engine {
       });
     }
     if constexpr (has_scalar_deferred) scalar_deferred_rules();
+    store_gradients();
+    return value;
+  }
+  /// The scalar variables' gradients, and zeros for the array variables no pass wrote.
+  TAD_INLINE constexpr void store_gradients() {
     static_for<NV>([&](auto k) {
       if constexpr (is_array_k<k.value>()) {
         if constexpr (P::first_touch(k.value) < 0) {
@@ -113,7 +134,6 @@ class engine {
         *outs_[k.value] = scalar_grad_[k.value];
       }
     });
-    return value;
   }
 
   /// Evaluates an array expression into out (length n).
@@ -187,7 +207,7 @@ class engine {
   template <std::size_t S, class N>
   constexpr void backward_scalar_lets(const N& e, T dy);
   constexpr T top_lets(bool final);
-  constexpr T top(bool final);
+  TAD_INLINE constexpr T top(bool final);
   constexpr void scalar_deferred_rules();
 
   /// Per-loop copies of the engine's state: locals whose address never escapes the loop

@@ -216,7 +216,14 @@ inline xsimd::batch<T, A> fnma(const xsimd::batch<T, A>& x, const xsimd::batch<T
 template <class V>
 TAD_INLINE constexpr V neg(const V& x) noexcept {
   if constexpr (is_batch_v<V>) {
+#if defined(__GNUC__)
+    // The compilers' own vector negation (g++ and clang++), also a flip of the sign bit, but one
+    // the optimizer knows: `a + neg(b)` becomes `a - b`, `neg(a) * b + c` an fnmadd (a xor with
+    // a mask, xsimd's operator^, is opaque to it).
+    return V(-x.data);
+#else
     return x ^ V(typename V::value_type(-0.0));
+#endif
   } else {
     return -x;
   }

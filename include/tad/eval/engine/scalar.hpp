@@ -135,15 +135,23 @@ constexpr void engine<E, T, W>::scalar_deferred_rules() {
 /// The scalar part above the reductions: its value, and (with final) the gradients of the
 /// scalar variables; the adjoints of the outermost reductions in any case.
 template <class E, class T, class W>
-constexpr T engine<E, T, W>::top(bool final) {
+TAD_INLINE constexpr T engine<E, T, W>::top(bool final) {
   if constexpr (region_has_lets<E, false>()) return top_lets(final);
   sink<T, W, NR, NI, false> s{};
+  // A variable the scalar code reaches starts its sum at -0.0: -0.0 + d is d for every d, so the
+  // compiler drops the first addition (0.0 + d is not d when d is -0.0); one E does not reach
+  // keeps 0.0, its gradient.
+  static_for<NV>([&](auto k) {
+    if constexpr (W::template local_mask<E>.test(k.value)) s.var[k.value] = T(-0.0);
+  });
   const T value = forward_backward<T, 0, 0, false>(e_, ctx_, 0, T(1), s).v;
   static_for<NR>([&](auto S) {
     if constexpr (P::info[S.value].depth == 0) ctx_.adj[S.value] = s.red[S.value];
   });
   if (final) {
-    static_for<NV>([&](auto k) { scalar_grad_[k.value] += s.var[k.value]; });
+    // Without loops nothing else has written scalar_grad_ yet.
+    if constexpr (NR == 0) static_for<NV>([&](auto k) { scalar_grad_[k.value] = s.var[k.value]; });
+    else static_for<NV>([&](auto k) { scalar_grad_[k.value] += s.var[k.value]; });
   }
   return value;
 }

@@ -53,14 +53,20 @@ struct sink {
   }
 };
 
+/// Is E a scalar variable bound to an lvalue (scalar_var<Name, T, true>)?
+template <class E>
+concept bound_leaf = requires { requires E::bound; };
+
 /// Makes scalar leaves hold their current values, so loops read registers, not memory that a
-/// gradient store might alias.
+/// gradient store might alias. A bound scalar variable reads through src: it points at its own
+/// val in the frozen copy (which is not copied again while it is used).
 template <class E>
 constexpr void freeze(E& e) {
   if constexpr (is_leaf_v<E>) {
     if constexpr (requires { e.src; }) {
       e.val = e.value();
-      e.src = nullptr;
+      if constexpr (bound_leaf<E>) e.src = &e.val;
+      else e.src = nullptr;
     }
   } else {
     static_for<E::arity>([&](auto k) { freeze(child<k.value>(e)); });
