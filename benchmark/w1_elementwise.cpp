@@ -3,6 +3,7 @@
 // float (W1f_*). Ratios: benchmark/ratios.py; results: doc/benchmarks.md.
 #include "baselines.hpp"
 #include "harness.hpp"
+#include "workloads.hpp"
 
 #include <tad/tad.hpp>
 
@@ -17,16 +18,8 @@
 
 namespace {
 
-template <class T>
-std::vector<T> w1_data(std::size_t n) {
-  return bench::uniform<T>(n, -2.0, 2.0, 1);
-}
+using namespace bench::work;  // the workload (benchmark/workloads.hpp)
 
-template <class T>
-auto w1_expression(const std::vector<T>& xs) {
-  auto x = tad::var<"x">(xs);
-  return std::pair{x, tad::sum(tad::exp(tad::sin(x)) * x + tad::square(tad::tanh(x)))};
-}
 
 /// tad's value and gradient must equal both baselines' before anything is timed.
 template <class T>

@@ -5,6 +5,7 @@
 // (tad with the loop-invariant parts moved out of the sum by hand).
 #include "baselines.hpp"
 #include "harness.hpp"
+#include "workloads.hpp"
 
 #include <tad/tad.hpp>
 
@@ -22,25 +23,8 @@
 
 namespace {
 
-// y ~ N(1, 2); the parameters are elsewhere, so no gradient cancels to 0.
-std::vector<double> w2_data(std::size_t n) { return bench::normal<double>(n, 1.0, 2.0, 2); }
-constexpr double mu0 = 0.5, sigma0 = 1.3;
+using namespace bench::work;  // the workload (benchmark/workloads.hpp)
 
-struct w2_problem {
-  std::vector<double> ys;
-  double mu = mu0, sigma = sigma0;
-  explicit w2_problem(std::size_t n) : ys(w2_data(n)) {}
-};
-
-/// The expression over p's data; mu and sigma are bound by reference. Returns (y, mu, sigma, e).
-auto w2_expression(const w2_problem& p) {
-  const double half_log_2pi = 0.5 * std::log(2 * std::numbers::pi);
-  auto y = tad::var<"y">(p.ys);
-  auto mu = tad::var<"mu">(p.mu);
-  auto sigma = tad::var<"sigma">(p.sigma);
-  auto e = tad::sum(-0.5 * tad::square((y - mu) / sigma) - tad::log(sigma) - half_log_2pi);
-  return std::tuple{y, mu, sigma, e};
-}
 
 /// The same function with its loop-invariant parts moved out of the sum by hand:
 /// "hoisted": sum(-0.5 * square((y - mu) / sigma)) - n (log(sigma) + 0.5 log(2 pi));

@@ -5,6 +5,7 @@
 // function of benchmark/baselines.hpp.
 #include "baselines.hpp"
 #include "harness.hpp"
+#include "workloads.hpp"
 
 #include <tad/tad.hpp>
 
@@ -19,63 +20,8 @@
 
 namespace {
 
-constexpr std::size_t dim = 10;
+using namespace bench::work;  // the workload (benchmark/workloads.hpp)
 
-/// The name "x<I>" as a compile-time string, for any I.
-template <std::size_t I>
-constexpr std::size_t digits = I < 10 ? 1 : 1 + digits<I / 10>;
-
-template <std::size_t I>
-constexpr auto x_name = [] {
-  char s[digits<I> + 2] = {'x'};
-  std::size_t v = I;
-  for (std::size_t k = digits<I>; k >= 1; --k, v /= 10) s[k] = static_cast<char>('0' + v % 10);
-  return tad::fixed_string<digits<I> + 2>(s);
-}();
-static_assert(x_name<7>.view() == "x7" && x_name<12>.view() == "x12");
-
-/// The variables x0..x<N-1>, bound to the elements of x (by reference: they see updates).
-template <std::size_t... I>
-auto make_vars(std::array<double, sizeof...(I)>& x, std::index_sequence<I...>) {
-  return std::tuple{tad::var<x_name<I>>(x[I])...};
-}
-
-/// f as a fold over the 9 terms, each built from the variables i and i + 1. The constants are
-/// plain numbers (runtime constants in the expression).
-template <class Vars, std::size_t... I>
-auto rosenbrock_expr(const Vars& v, std::index_sequence<I...>) {
-  auto term = [](const auto& xi, const auto& xj) {
-    return 100.0 * tad::square(xj - tad::square(xi)) + tad::square(1.0 - xi);
-  };
-  return (... + term(std::get<I>(v), std::get<I + 1>(v)));
-}
-
-/// The same with compile-time literals (tad::lit): not a target, it shows what constant folding
-/// is worth (doc/benchmarks.md).
-template <class Vars, std::size_t... I>
-auto rosenbrock_expr_lit(const Vars& v, std::index_sequence<I...>) {
-  auto term = [](const auto& xi, const auto& xj) {
-    return tad::lit<100> * tad::square(xj - tad::square(xi)) + tad::square(tad::lit<1> - xi);
-  };
-  return (... + term(std::get<I>(v), std::get<I + 1>(v)));
-}
-
-struct w5_problem {
-  std::array<double, dim> x{};
-  w5_problem() {
-    for (std::size_t k = 0; k < dim; ++k) x[k] = -1.2 + 0.23 * static_cast<double>(k);
-  }
-  /// The same tiny change before every call, in every benchmark: nothing can be hoisted.
-  void perturb(std::int64_t iter) {
-    const double d = (iter & 1) ? 1e-9 : -1e-9;
-    for (auto& xk : x) xk += d;
-  }
-};
-
-template <class Vars, class E, std::size_t... K>
-double tad_grad_into(const E& e, const Vars& v, std::array<double, dim>& g, std::index_sequence<K...>) {
-  return tad::grad_into(e, tad::wrt(std::get<K>(v), g[K])...);
-}
 
 template <class Vars, class E, std::size_t... K>
 auto tad_grad_tuple(const E& e, const Vars& v, std::index_sequence<K...>) {
