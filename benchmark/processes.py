@@ -26,7 +26,7 @@ import sys
 
 
 def one_process(binary, workload, tad, baseline, n, repetitions):
-    names = [f"{workload}_{v}/{n}" for v in (tad, baseline)]
+    names = [f"{workload}_{v}" + ("" if n == "-" else f"/{n}") for v in (tad, baseline)]
     cmd = [binary, f"--benchmark_filter=^({'|'.join(names)})$",
            f"--benchmark_repetitions={repetitions}", "--benchmark_min_time=0.05",
            "--benchmark_enable_random_interleaving=true", "--benchmark_format=json"]
@@ -45,7 +45,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("binary")
     ap.add_argument("workload", help="e.g. CG, W3, T1")
-    ap.add_argument("n", help="the size argument, e.g. 100000")
+    ap.add_argument("n", help="the size argument, e.g. 100000; - for a benchmark without one (W5, FIXED)")
     ap.add_argument("--tad", default="tad", help="tad's variant (default tad)")
     ap.add_argument("--baseline", default="xsimd", help="the baseline variant (default xsimd)")
     ap.add_argument("--processes", type=int, default=16)
