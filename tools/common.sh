@@ -3,11 +3,12 @@
 #   tad_require_packages     installs the missing Debian packages (as root) or prints the
 #                            command to do it and exits 1
 #   tad_stage <label> <cmd>  runs a command and prints how long it took
+#   tad_cache_setup          the compile caches, outside the clone (below)
 
 tad_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 tad_packages=(cmake ninja-build g++ clang clang-tidy libclang-rt-14-dev libboost-dev libboost-test-dev libxsimd-dev
-              libeigen3-dev libbenchmark-dev)
+              libeigen3-dev libbenchmark-dev ccache valgrind)
 
 tad_require_packages() {
   if ! command -v dpkg-query >/dev/null 2>&1; then
@@ -48,4 +49,25 @@ tad_stage() {
     echo "==> ${label}: FAILED (exit ${rc}) after $(tad_elapsed "$start" "$(tad_now)") s" >&2
   fi
   return "$rc"
+}
+
+# tad_cache_setup: where a second run of unchanged code finds its results (doc/testing.md,
+# "Caches"): TAD_CACHE_DIR, by default ~/.cache/tad, outside the clone, so that a fresh clone
+# in another folder hits. ccache (compiles; CCACHE_BASEDIR makes the clone's paths relative,
+# CCACHE_NOHASHDIR leaves the working directory out, the sloppiness lets it use the tests'
+# precompiled headers) and, in the same folder, the results ccache does not keep: failing
+# compiles of the compile-fail tests (cmake/tad_compile_bad.cmake) and clean clang-tidy runs
+# (tools/tidy_one.py). TAD_CACHE=0 turns them off. Sets tad_launcher to the cmake arguments.
+tad_cache_setup() {
+  tad_launcher=()
+  [[ ${TAD_CACHE:-1} != 0 ]] || { unset TAD_CACHE_DIR; return 0; }
+  export TAD_CACHE_DIR=${TAD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tad}
+  mkdir -p "$TAD_CACHE_DIR"
+  if command -v ccache >/dev/null 2>&1; then
+    export CCACHE_DIR=${CCACHE_DIR:-$TAD_CACHE_DIR/ccache}
+    export CCACHE_BASEDIR=$tad_root CCACHE_NOHASHDIR=true
+    export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
+    export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
+    tad_launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  fi
 }
