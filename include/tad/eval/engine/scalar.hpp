@@ -2,7 +2,7 @@
 /// The engine's checks before any loop (empty max/min, pick labels) and the scalar code above
 /// the loops (its value and the outermost reductions' adjoints, with or without lets).
 
-#include <tad/eval/engine.hpp>
+#include <tad/eval/engine/declaration.hpp>
 
 #include <array>
 #include <cstddef>
@@ -136,24 +136,29 @@ constexpr void engine<E, T, W>::scalar_deferred_rules() {
 /// scalar variables; the adjoints of the outermost reductions in any case.
 template <class E, class T, class W>
 TAD_INLINE constexpr T engine<E, T, W>::top(bool final) {
-  if constexpr (region_has_lets<E, false>()) return top_lets(final);
-  sink<T, W, NR, NI, false> s{};
-  // A variable the scalar code reaches starts its sum at -0.0: -0.0 + d is d for every d, so the
-  // compiler drops the first addition (0.0 + d is not d when d is -0.0); one E does not reach
-  // keeps 0.0, its gradient.
-  static_for<NV>([&](auto k) {
-    if constexpr (W::template local_mask<E>.test(k.value)) s.var[k.value] = T(-0.0);
-  });
-  const T value = forward_backward<T, 0, 0, false>(e_, ctx_, 0, T(1), s).v;
-  static_for<NR>([&](auto S) {
-    if constexpr (P::info[S.value].depth == 0) ctx_.adj[S.value] = s.red[S.value];
-  });
-  if (final) {
-    // Without loops nothing else has written scalar_grad_ yet.
-    if constexpr (NR == 0) static_for<NV>([&](auto k) { scalar_grad_[k.value] = s.var[k.value]; });
-    else static_for<NV>([&](auto k) { scalar_grad_[k.value] += s.var[k.value]; });
+  if constexpr (region_has_lets<E, false>()) {
+    return top_lets(final);
+  } else {
+    sink<T, W, NR, NI, false> s{};
+    // A variable the scalar code reaches starts its sum at -0.0: -0.0 + d is d for every d, so
+    // the compiler drops the first addition (0.0 + d is not d when d is -0.0); one E does not
+    // reach keeps 0.0, its gradient.
+    static_for<NV>([&](auto k) {
+      if constexpr (W::template local_mask<E>.test(k.value)) s.var[k.value] = T(-0.0);
+    });
+    const T value = forward_backward<T, 0, 0, false>(e_, ctx_, 0, T(1), s).v;
+    static_for<NR>([&](auto S) {
+      if constexpr (P::info[S.value].depth == 0) ctx_.adj[S.value] = s.red[S.value];
+    });
+    if (final) {
+      // Without loops nothing else has written scalar_grad_ yet.
+      static_for<NV>([&](auto k) {
+        if constexpr (NR == 0) scalar_grad_[k.value] = s.var[k.value];
+        else scalar_grad_[k.value] += s.var[k.value];
+      });
+    }
+    return value;
   }
-  return value;
 }
 
 }  // namespace tad::detail
