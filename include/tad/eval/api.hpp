@@ -345,7 +345,7 @@ auto vjp(const E& e, const Seed& seed, const X&... x) {
     static_assert(is_array_v<E>, "tad::vjp(e, seed, x...): e must be array-valued; use tad::grad for a scalar");
     return std::tuple<double, detail::quiet_t<X>...>{};
   } else if constexpr (detail::has_products_v<E>) {
-    // A tad::program built for the call (eval/program_api.hpp), after grad's checks of x...
+    // A tad::program built for the call (eval/program/api.hpp), after grad's checks of x...
     constexpr int problem = detail::grad_problem<decltype(tad::sum(e)), X...>();
     if constexpr (problem != 0) {
       detail::report_grad_problem<problem, false, decltype(tad::sum(e)), X...>();

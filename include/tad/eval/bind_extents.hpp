@@ -167,7 +167,7 @@ inline std::string describe_shape(const fixed_by& f) {
 
 /// throw_extent_mismatch for an expression with a point down the columns (down_class: c holds its
 /// axis); a separate function, so expressions without one keep their code (g++'s register
-/// allocation in the loops of SMX moved with an extra argument, benchmarks.md "Columns").
+/// allocation in the loops of SMX moved with an extra argument, log/benchmarks.md "Columns").
 [[noreturn]] [[gnu::cold]] [[gnu::noinline]] inline void throw_extent_mismatch_down(
     const fixed_by& rf, const fixed_by& first, const fixed_by& self, std::size_t c, bool column_class,
     bool point_class, bool down_class, std::size_t expected, std::size_t got) {
@@ -232,7 +232,7 @@ constexpr extent_array<E> bind_extents(const E& e) {
           } else {
             // Without columns, throw_extent_mismatch's choices written out here, as they were
             // before columns: moving them out of line moved g++ 12's spill slots in the W1
-            // benchmark's loop (same instructions, 4-7 % slower on AMD Zen 4; benchmarks.md).
+            // benchmark's loop (same instructions, 4-7 % slower on AMD Zen 4; log/benchmarks.md).
             const fixed_by& f = region_first[region].describe != nullptr &&
                                         (c == extent_info::t.col[I] || region_first[region].rank == 2)
                                     ? region_first[region]

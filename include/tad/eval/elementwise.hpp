@@ -14,6 +14,7 @@
 #include <tad/core/zero.hpp>
 #include <tad/detail/static_for.hpp>
 #include <tad/eval/contract.hpp>
+#include <tad/eval/indexing.hpp>
 #include <tad/ops/adjoints.hpp>
 #include <tad/simd/batch.hpp>
 
@@ -52,22 +53,6 @@ constexpr const auto& vchild(const VT& t) noexcept {
   if constexpr (K == 0) return t.c0;
   else if constexpr (K == 1) return t.c1;
   else return t.c2;
-}
-
-/// Reduction slot of the K-th child of a node whose first slot is `Slot`.
-template <class N, std::size_t K, std::size_t Slot>
-constexpr std::size_t child_slot() {
-  std::size_t s = Slot;
-  static_for<K>([&](auto j) { s += props<child_t<j.value, N>>::reductions; });
-  return s;
-}
-
-/// Loop invariant slot of the K-th child of a node whose first one is `Root`.
-template <class N, std::size_t K, std::size_t Root>
-constexpr std::size_t child_root() {
-  std::size_t s = Root;
-  static_for<K>([&](auto j) { s += props<child_t<j.value, N>>::roots; });
-  return s;
 }
 
 /// Does the context (or sink) X hold the let E (eval/let.hpp)?

@@ -14,7 +14,7 @@
 #include <tad/core/expression.hpp>
 #include <tad/core/let.hpp>
 #include <tad/detail/static_for.hpp>
-#include <tad/eval/elementwise.hpp>
+#include <tad/eval/indexing.hpp>
 
 #include <array>
 #include <cstddef>

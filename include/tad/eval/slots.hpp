@@ -6,7 +6,7 @@
 
 #include <tad/core/expression.hpp>
 #include <tad/detail/static_for.hpp>
-#include <tad/eval/elementwise.hpp>
+#include <tad/eval/indexing.hpp>
 #include <tad/eval/extents.hpp>
 
 #include <array>

@@ -108,7 +108,7 @@ TAD_INLINE X exp_batch(X x) noexcept {
 /// e^x (batches: detail::exp_batch, correct over the whole range). Both are always inlined, as
 /// are sigmoid and softplus, which call it, and the ops' forward and backward: g++ otherwise
 /// calls the kernel out of line from tad's loops (W3 1.13x -> 0.89x the xsimd loop inlined, CG
-/// 1.17x -> 1.04x; doc/benchmarks.md).
+/// 1.17x -> 1.04x; doc/log/benchmarks.md).
 template <detail::floating X>
 TAD_INLINE constexpr X exp(X x) noexcept {
   if constexpr (simd::is_batch_v<X>) {

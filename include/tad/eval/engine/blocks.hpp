@@ -3,7 +3,7 @@
 /// column by column (block_backward; doc/design.md "Axis points", "Backward sweeps column by
 /// column"). The rest of the points' code: eval/engine/points.hpp.
 
-#include <tad/eval/engine.hpp>
+#include <tad/eval/engine/declaration.hpp>
 
 #include <array>
 #include <cstddef>
@@ -42,7 +42,7 @@ constexpr bool engine<E, T, W>::block_columns_ok() {
 /// rows in turn, each with its own adjoint, value and auxiliary number from pa, pv, px; the row
 /// vectors' gradient terms summed in a register and added once per block), so a row vector's
 /// gradient is not loaded and stored once per row, a chain of store-to-load forwards that
-/// costs ~2x on AMD Zen 4 (doc/benchmarks.md, "LR"); row by row otherwise, as before.
+/// costs ~2x on AMD Zen 4 (doc/log/benchmarks.md, "LR"); row by row otherwise, as before.
 template <class E, class T, class W>
 template <pass_kind K, int A, std::size_t N, class ToRow>
 TAD_INLINE void engine<E, T, W>::block_backward(local& l, std::array<acc<B>, U>& ab, acc<T>& pt, std::size_t r,

@@ -1,5 +1,7 @@
 #pragma once
-/// The tape-free engine: runs the passes of a plan over the data, in SIMD loops.
+/// The tape-free engine's class: its state, the members defined in the class, and the
+/// declarations of those defined by concern in the other headers of eval/engine/ (each includes
+/// this one; tad/eval/engine.hpp includes them all).
 
 #include <tad/config.hpp>
 #include <tad/core/errors.hpp>
@@ -390,12 +392,3 @@ class engine {
 };
 
 }  // namespace tad::detail
-
-// The engine's member functions, by concern (each header includes this one).
-#include <tad/eval/engine/blocks.hpp>
-#include <tad/eval/engine/down.hpp>
-#include <tad/eval/engine/flat.hpp>
-#include <tad/eval/engine/points.hpp>
-#include <tad/eval/engine/rows.hpp>
-#include <tad/eval/engine/scalar.hpp>
-#include <tad/eval/engine/step.hpp>

@@ -2,7 +2,7 @@
 /// The engine's points down the columns (`sum(X, axis<0>)`): sweeps down the rows of a block of
 /// columns, and the loop over those blocks (doc/design.md "Points down the columns").
 
-#include <tad/eval/engine.hpp>
+#include <tad/eval/engine/declaration.hpp>
 
 #include <array>
 #include <cstddef>

@@ -2,7 +2,7 @@
 /// The engine's loop invariants, its flat loop over one extent class, the end of a loop (the
 /// reductions' values, the invariants' and scalar variables' adjoints) and of a scaled pass.
 
-#include <tad/eval/engine.hpp>
+#include <tad/eval/engine/declaration.hpp>
 
 #include <array>
 #include <cstddef>

@@ -2,7 +2,7 @@
 /// The engine's points along the rows (`sum(X * w, axis<1>)`): sweeps over a row, picks, and
 /// the loop over blocks of rows (doc/design.md "Axis points").
 
-#include <tad/eval/engine.hpp>
+#include <tad/eval/engine/declaration.hpp>
 
 #include <algorithm>
 #include <array>

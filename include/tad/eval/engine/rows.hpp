@@ -2,7 +2,7 @@
 /// The engine's row nests: rows rebased one at a time, columns (one value per row), and the
 /// sweeps of column points.
 
-#include <tad/eval/engine.hpp>
+#include <tad/eval/engine/declaration.hpp>
 
 #include <array>
 #include <cstddef>
@@ -114,7 +114,7 @@ TAD_AS_IN_CLASS void engine<E, T, W>::row_loop() {
   const std::size_t rows = rows_[N], cols = cols_[N];
   if constexpr (!columns) compute_invariants<K, A, N>();
   // zero_fill's body, written out: calling it moved g++ 12's register allocation in this
-  // function (benchmarks.md, "Codegen of the existing workloads after axis points").
+  // function (log/benchmarks.md, "Codegen of the existing workloads after axis points").
   if constexpr (bwd) {
     static_for<NV>([&](auto k) {
       if constexpr (is_array_k<k.value>() && P::zero_fills(depth, k.value, N)) {

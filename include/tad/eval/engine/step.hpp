@@ -2,7 +2,7 @@
 /// One element (a batch or one number) of an engine loop: each reduction of the loop's nest
 /// accumulated and/or differentiated, with lets and lets deferred across loops.
 
-#include <tad/eval/engine.hpp>
+#include <tad/eval/engine/declaration.hpp>
 
 #include <array>
 #include <cstddef>

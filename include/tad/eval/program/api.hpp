@@ -6,7 +6,7 @@
 
 #include <tad/core/matrix.hpp>
 #include <tad/core/value_type.hpp>
-#include <tad/eval/program.hpp>
+#include <tad/eval/program/declaration.hpp>
 
 #include <cstddef>
 #include <type_traits>

@@ -5,7 +5,7 @@
 
 #include <tad/core/errors.hpp>
 #include <tad/core/zero.hpp>
-#include <tad/eval/program.hpp>
+#include <tad/eval/program/declaration.hpp>
 #include <tad/eval/shared_rules.hpp>
 #include <tad/ops/adjoints.hpp>
 

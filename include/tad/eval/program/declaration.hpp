@@ -4,7 +4,7 @@
 /// in post-order: each product's operands are read in place when they are views, or evaluated
 /// by the engine into a buffer, then multiplied by Eigen into the product's result buffer; the
 /// expression around the products is the engine's, each product replaced by a variable viewing
-/// its result (eval/products.hpp). Backward: eval/program_backward.hpp. Every modifier is a node
+/// its result (eval/products.hpp). Backward: eval/program/backward.hpp. Every modifier is a node
 /// of some expression the engine runs, so it applies where it stands, as elsewhere in tad.
 
 #include <tad/core/errors.hpp>
@@ -441,7 +441,7 @@ class program {
     }
   }
 
-  // ---- backward, pre-order (eval/program_backward.hpp) -------------------------------------
+  // ---- backward, pre-order (eval/program/backward.hpp) -------------------------------------
 
   template <std::size_t P, int R>
   auto product_target(const results& r, std::size_t q) const;
@@ -519,7 +519,3 @@ program(const E&) -> program<E>;
 
 
 }  // namespace tad
-
-// The backward members and the entry points' specialization (each header includes this one).
-#include <tad/eval/program_api.hpp>
-#include <tad/eval/program_backward.hpp>
