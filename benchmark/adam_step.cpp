@@ -2,7 +2,7 @@
 // pipeline (chain + adam::apply_gradients) against a hand-written xsimd loop and a scalar loop
 // doing the same (norm pass, then one fused pass: scale, moments, bias-corrected update).
 // The gradient is given (not computed), so this measures the transform and the update.
-// Ratios: benchmark/ratios.py; results: doc/benchmarks.md.
+// Ratios: benchmark/ratios.py; results: doc/log/benchmarks.md.
 #include "harness.hpp"
 
 #include <tad/tad.hpp>

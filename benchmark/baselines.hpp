@@ -6,7 +6,7 @@
 /// compiled architecture, unaligned loads and stores, an unroll of 2 with 2 accumulators, loop
 /// invariants (1/sigma, log sigma) computed once, and a scalar tail that uses the same `std::`
 /// functions as tad's own scalar tail. Elementary functions are xsimd's (tad calls the same).
-/// See doc/benchmarks.md for the workloads and the measured ratios.
+/// See doc/benchmarks.md for the workloads and doc/log/benchmarks.md for the measured ratios.
 
 // tad's batch header first: it includes xsimd with g++ 12.2's false AVX-512 warnings silenced
 // (doc/decisions.md item 17), which must happen before anything else includes xsimd.

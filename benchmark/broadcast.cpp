@@ -19,7 +19,7 @@
 // multiple of the SIMD width in float (AVX2: 8): every row has a scalar tail, as in the
 // baselines. BCC's baselines keep row i's sum of r in a register and store dL/do_i after the
 // row, as tad's finish_row does. Ratios: benchmark/processes.py (BC, BCf, BCC, BCCf); results:
-// doc/benchmarks.md ("BC").
+// doc/log/benchmarks.md ("BC").
 #include "harness.hpp"
 
 #include <tad/tad.hpp>

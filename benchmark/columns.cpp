@@ -14,7 +14,7 @@
 //                                        values stored by columns; tad reads each row of it as
 //                                        gathers. Baselines: CC's, on the row-major storage (what
 //                                        the layout costs against the fast hand loop).
-// Ratios: benchmark/processes.py (CS, CC, CM); results: doc/benchmarks.md ("Columns").
+// Ratios: benchmark/processes.py (CS, CC, CM); results: doc/log/benchmarks.md ("Columns").
 #include "harness.hpp"
 
 #include <tad/tad.hpp>

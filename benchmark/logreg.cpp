@@ -1,5 +1,5 @@
-// LR: logistic regression over an N x D feature matrix (issue 15, plan-shapes.md 2.3), value and
-// gradient of
+// LR: logistic regression over an N x D feature matrix (issue 15, doc/log/plan-shapes.md 2.3),
+// value and gradient of
 //
 //   L(w) = mean(softplus(z) - y * z),  z = sum(X * w, axis<1>)  (z = X w)
 //   dL/dw = X^T (sigmoid(z) - y) / N
@@ -15,7 +15,7 @@
 //           dz in one batch (one exp: softplus = log1p(e) + max(z, 0), sigmoid from e), W axpys;
 //   gemv    two passes in xsimd, as a BLAS user writes it: z = X w into a buffer, the loss and
 //           dz over z in batches, then g = X^T dz (X read twice).
-// Ratios: benchmark/processes.py (LR); results: doc/benchmarks.md ("LR").
+// Ratios: benchmark/processes.py (LR); results: doc/log/benchmarks.md ("LR").
 #include "logreg.hpp"
 
 #include <benchmark/benchmark.h>

@@ -11,7 +11,7 @@
 //   dL/dq_j = 0.2 d_j
 // Baselines (the conventions of benchmark/baselines.hpp): a scalar loop and an xsimd loop, each
 // one fused pass over p's arrays (both sums and dL/dp) and one over q's (its sum and dL/dq).
-// Ratios: benchmark/processes.py (PEN, PENf); results: doc/benchmarks.md ("PEN").
+// Ratios: benchmark/processes.py (PEN, PENf); results: doc/log/benchmarks.md ("PEN").
 #include "harness.hpp"
 
 #include <tad/tad.hpp>

@@ -15,7 +15,7 @@ randomly interleaved, 0.05 s minimum per repetition), takes the ratio of the two
 CPU time, and reports the median, the quartiles and every ratio. With --target it exits 1 when
 the median ratio is above the target.
 
-Python 3 standard library only; doc/benchmarks.md says which targets were checked this way.
+Python 3 standard library only; doc/log/benchmarks.md says which targets were checked this way.
 """
 
 import argparse

@@ -17,7 +17,7 @@ each ratio is taken inside one file (one process) and the median over files is p
 plot.py and processes.py do); pooling samples across processes mixed their spreads. The default metric is cpu_time, which on a shared
 machine is less disturbed by other processes than real_time (both are single-threaded here).
 
---check-targets prints whether the targets of doc/benchmarks.md are met (N = 100000, double;
+--check-targets prints whether the targets of doc/log/benchmarks.md are met (N = 100000, double;
 T1 at N = 1000000, float). One process's ratio is one draw from a spread of up to 15 % on a
 shared machine: benchmark/processes.py gives the median over many processes.
 Python 3 standard library only.

@@ -10,7 +10,7 @@
 //   scalar          max; exp(x - m) stored in g while summing; g *= 1/s (one exp per element);
 //   xsimd           the same in xsimd ("store", W3's fastest);
 //   xsimdrecompute  max; s = sum exp(x - m); g = exp(x - lse): two exps, tad's algorithm.
-// Ratios: benchmark/processes.py (RLSE); results: doc/benchmarks.md ("RLSE").
+// Ratios: benchmark/processes.py (RLSE); results: doc/log/benchmarks.md ("RLSE").
 #include "baselines.hpp"
 #include "harness.hpp"
 

@@ -14,7 +14,7 @@
 //   xsimdrecompute  tad's algorithm by hand, one batch at a time: max; Z; a = sum(G * s) with
 //                   s = exp(x - lse); then g = s * (G - a) with s computed again: three exps
 //                   per element, as tad.
-// Ratios: benchmark/processes.py (SMX); results: doc/benchmarks.md ("SMX").
+// Ratios: benchmark/processes.py (SMX); results: doc/log/benchmarks.md ("SMX").
 #include "baselines.hpp"
 #include "harness.hpp"
 

@@ -1,6 +1,6 @@
 // W1: sum(exp(sin(x)) * x + square(tanh(x))), gradient w.r.t. the array x.
 // tad, the scalar loop and the xsimd loop of benchmark/baselines.hpp, in double (W1_*) and
-// float (W1f_*). Ratios: benchmark/ratios.py; results: doc/benchmarks.md.
+// float (W1f_*). Ratios: benchmark/ratios.py; results: doc/log/benchmarks.md.
 #include "baselines.hpp"
 #include "harness.hpp"
 #include "workloads.hpp"

@@ -1,6 +1,6 @@
 // W2: Gaussian log-likelihood sum(-0.5 * square((y - mu) / sigma) - log(sigma) - 0.5 log(2 pi)),
 // gradient w.r.t. the scalars mu, sigma and the array y. tad against the scalar and xsimd
-// loops of benchmark/baselines.hpp. For the diagnosis in doc/benchmarks.md, not targets:
+// loops of benchmark/baselines.hpp. For the diagnosis in doc/log/benchmarks.md, not targets:
 // W2_xsimddiv (the xsimd loop dividing by sigma per element) and W2_tadhoisted, W2_tadfactored
 // (tad with the loop-invariant parts moved out of the sum by hand).
 #include "baselines.hpp"

@@ -1,7 +1,7 @@
 // W4: clipped-gradient regression sum(square(clip_gradient(w * x + b, -0.1, 0.1) - y)),
 // gradient w.r.t. the scalars w and b; x and y are constant arrays. tad against a scalar loop
 // and an xsimd loop written here (the conventions of benchmark/baselines.hpp), in double (W4_*)
-// and float (W4f_*). Ratios: benchmark/ratios.py; results: doc/benchmarks.md.
+// and float (W4f_*). Ratios: benchmark/ratios.py; results: doc/log/benchmarks.md.
 //
 // The adjoint reaching the clip is r_i = 2 (w x_i + b - y_i); it is clipped to [-0.1, 0.1]
 // (NaN stays NaN, as tad's clip_gradient), then dw = sum clip(r_i) x_i, db = sum clip(r_i).

@@ -11,7 +11,7 @@
 // to disassemble it. Not a ctest and not in CMake.
 //
 // When a benchmark's expression changes, change it here too; a new benchmark gets a function
-// here (doc/plan-shapes.md section 4: each new workload as it lands).
+// here (doc/log/plan-shapes.md section 4: each new workload as it lands).
 #include <tad/tad.hpp>
 
 #include <cmath>
