@@ -55,9 +55,10 @@ tad_stage() {
 # "Caches"): TAD_CACHE_DIR, by default ~/.cache/tad, outside the clone, so that a fresh clone
 # in another folder hits. ccache (compiles; CCACHE_BASEDIR makes the clone's paths relative,
 # CCACHE_NOHASHDIR leaves the working directory out, the sloppiness lets it use the tests'
-# precompiled headers) and, in the same folder, the results ccache does not keep: failing
-# compiles of the compile-fail tests (cmake/tad_compile_bad.cmake) and clean clang-tidy runs
-# (tools/tidy_one.py). TAD_CACHE=0 turns them off. Sets tad_launcher to the cmake arguments.
+# precompiled headers; depend mode and the inode cache, below) and, in the same folder, the
+# results ccache does not keep: failing compiles of the compile-fail tests
+# (cmake/tad_compile_bad.cmake) and clean clang-tidy runs (tools/tidy_one.py). TAD_CACHE=0
+# turns them off. Sets tad_launcher to the cmake arguments.
 tad_cache_setup() {
   tad_launcher=()
   [[ ${TAD_CACHE:-1} != 0 ]] || { unset TAD_CACHE_DIR; return 0; }
@@ -67,6 +68,10 @@ tad_cache_setup() {
     export CCACHE_DIR=${CCACHE_DIR:-$TAD_CACHE_DIR/ccache}
     export CCACHE_BASEDIR=$tad_root CCACHE_NOHASHDIR=true
     export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
+    # Depend mode: a miss reads the compiler's own -MD list instead of running the preprocessor
+    # first (+0.5 s per TU instead of +1.9 s, test/eval/contract.cpp); the inode cache hashes the
+    # tests' 184 MB precompiled header once per run, not once per TU (a hit: 0.04 s, not 1.1 s).
+    export CCACHE_DEPEND=true CCACHE_INODECACHE=true
     export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
     tad_launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   fi
