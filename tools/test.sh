@@ -73,11 +73,16 @@ command -v "$clang_tidy" >/dev/null 2>&1 || clang_tidy=clang-tidy-14
 build_and_test() {
   local name=$1 cxx=$2 ctest_args=$3 targets=$4 dir="$tad_root/build/test-$1"
   shift 5
+  # clang's precompiled header records the clone's absolute paths and a timestamp, so with it
+  # every clang compile missed the cache in a clone elsewhere (doc/testing.md, "Caches"):
+  # without it they hit. (g++'s .gch is hashed from what it was built from: it stays.)
+  local pch=()
+  if [[ $cxx == *clang* && ${#tad_launcher[@]} -gt 0 ]]; then pch=(-DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON); fi
   local target_args=()
   for t in $targets; do target_args+=(--target "$t"); done
   tad_stage "$name: configure ($cxx)" cmake -S "$tad_root" -B "$dir" -G Ninja \
       -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
-      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="${stage_opt:--O2}" "${tad_launcher[@]}" "$@" &&
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="${stage_opt:--O2}" "${tad_launcher[@]}" "${pch[@]}" "$@" &&
   tad_stage "$name: build" cmake --build "$dir" -j 2 "${target_args[@]}" -- -k 0 &&
   # shellcheck disable=SC2086  # ctest_args is a list of words
   tad_stage "$name: test" ctest --test-dir "$dir" --output-on-failure --no-tests=error -j 2 $ctest_args
