@@ -157,6 +157,27 @@ constexpr void list_points(leaf_entry* out, std::size_t leaves, std::size_t regi
 /// each row a flat loop over the columns (eval/engine/rows.hpp). Nests are numbered by their first array
 /// leaf from the left, axis classes likewise.
 ///
+/// The loop kind that runs a nest: one loop function per kind, one header each under
+/// eval/engine/. extents::table::kind chooses it from the nest's properties (kind_of below), and
+/// engine::loops dispatches on it; a new kind is a value here, a rule in kind_of and a header.
+enum class nest_kind {
+  flat,    ///< one loop over the nest's elements (engine::loop, flat.hpp)
+  rows,    ///< row by row: a vector broadcast across rows, a column, a point's argument (row_loop, rows.hpp)
+  points,  ///< blocks of rows whose code reads axis points along the rows (point_loop, points.hpp)
+  down,    ///< blocks of columns whose code reads points down the columns (down_loop, down.hpp)
+};
+
+/// The loop kind of nest n of an extents table, by precedence: a point down the columns needs
+/// column blocks, a point along the rows row blocks, a vector across rows (or a column, or a
+/// point's argument) rows; anything else is one flat loop.
+template <class Table>
+constexpr nest_kind kind_of(const Table& t, std::size_t n) {
+  if (t.nest_down[n]) return nest_kind::down;
+  if (t.nest_points[n]) return nest_kind::points;
+  if (t.nest_rows[n]) return nest_kind::rows;
+  return nest_kind::flat;
+}
+
 /// An axis point (`sum(X, axis<1>)`) is an extra entry after the leaves (`leaves + slot`): a
 /// vector in its parent's region whose axis is its argument's row axis. Its argument's region is
 /// a row nest; its parent's region is a *point nest*, a loop over rows that runs the point's
@@ -180,6 +201,7 @@ struct extents {
     std::array<bool, entries> nest_points{};       // per nest: a region of it holds an axis point
     std::array<bool, entries> nest_column_points{};  // per nest: ... a column point (as_column(sum(X, axis<1>)))
     std::array<bool, entries> nest_down{};         // per nest: a region of it holds a point along axis 0 (sum(X, axis<0>))
+    std::array<nest_kind, entries> kind{};         // per nest: the loop that runs it (kind_of)
     std::array<bool, entries> column{};            // per leaf: a column
     std::array<bool, 2 * entries> class_column{};  // per axis class: a column's axis is in it
     std::array<bool, 2 * entries> class_point{};   // per axis class: an axis point's axis is in it (along the rows)
@@ -292,8 +314,10 @@ struct extents {
       }
       r.nest_of[i] = r.region[g];
     }
-    for (std::size_t n = 0; n < r.nests; ++n)
+    for (std::size_t n = 0; n < r.nests; ++n) {
       if (r.nest_down[n] && (r.nest_points[n] || r.nest_columns[n] || r.nest_column_points[n])) r.down_mixed = true;
+      r.kind[n] = kind_of(r, n);
+    }
     return r;
   }();
   static constexpr std::size_t classes = t.classes;

@@ -264,7 +264,7 @@ struct plan {
       using R = slot_node_t<E, s.value>;
       using Op = typename R::op_type;
       using Arg = std::remove_cvref_t<decltype(std::declval<const R&>().arg)>;
-      if constexpr (requires { Op::shifted; } && props<R>::is_point && !props<R>::is_column_point && is_leaf_v<Arg> &&
+      if constexpr (shifted_reduction<Op> && props<R>::is_point && !props<R>::is_column_point && is_leaf_v<Arg> &&
                     point_axis<Op>() == 1) {
         if constexpr (Arg::is_variable && Arg::is_array) {
           constexpr std::size_t k = W::template index<Arg::name>;

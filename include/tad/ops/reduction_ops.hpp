@@ -1,9 +1,18 @@
 #pragma once
 /// The rules of the reductions: a two-slot state per SIMD lane and per scalar tail, merged
 /// across lanes, finished into a value and an auxiliary number, and the elementwise adjoint of
-/// the argument (sum, mean, max, min, norm, logsumexp's shift and sum; per lane for axis 0).
+/// the argument (sum, mean, max, min, norm, logsumexp's shift and sum).
 /// `needs_value` says whether that adjoint depends on the reduction's own value (if not, the
 /// engine may fuse its forward and backward loops).
+///
+/// What the loops ask of a reduction, by concept rather than by name (eval/engine/ names no op):
+/// - `backward(dr, v, value, aux, n)`: the adjoint of one element (or batch) v. value and aux
+///   are one T, or for a reduction along axis 0 (engine::down_loop) a batch: one per lane, a
+///   lane being a column.
+/// - `merges_by_sum`: merge adds the `a` slots and ignores `b`, so the lanes of a batch state
+///   may be merged by one horizontal sum (engine::merged_state).
+/// - `shift_op`: a shifted reduction's first sweep (logsumexp's maximum), whose finished value
+///   sits in the state's `b` while the second sweep accumulates (engine::sweep).
 
 #include <tad/config.hpp>
 #include <tad/simd/batch.hpp>
@@ -48,6 +57,7 @@ struct sum_op : detail::reduction_base {
   template <class V> static constexpr void accumulate_product(reduction_state<V>& s, const V& x, const V& y) {
     s.a = simd::mul_add(x, y, s.a);
   }
+  static constexpr bool merges_by_sum = true;
   template <class V> static constexpr void merge(reduction_state<V>& s, const reduction_state<V>& o) { s.a = s.a + o.a; }
   template <class T> static constexpr reduction_result<T> finish(const reduction_state<T>& s, std::size_t) { return {s.a, T(0)}; }
   template <class V, class T>
@@ -64,6 +74,7 @@ struct mean_op : detail::reduction_base {
   template <class V> static constexpr void accumulate_product(reduction_state<V>& s, const V& x, const V& y) {
     s.a = simd::mul_add(x, y, s.a);
   }
+  static constexpr bool merges_by_sum = true;
   template <class V> static constexpr void merge(reduction_state<V>& s, const reduction_state<V>& o) { s.a = s.a + o.a; }
   template <class T> static constexpr reduction_result<T> finish(const reduction_state<T>& s, std::size_t n) {
     return {s.a / static_cast<T>(n), T(0)};
@@ -97,11 +108,18 @@ struct extremum_base : reduction_base {
     s.a = simd::select(take, o.a, s.a);
   }
   template <class T> static constexpr reduction_result<T> finish(const reduction_state<T>& s, std::size_t) { return {s.a, s.b}; }
+  /// The elements equal to the extremum share dr, or the NaNs where it is NaN (no element
+  /// equals a NaN).
   template <class V, class T>
   static constexpr V backward(const V& dr, const V& v, T value, T count, std::size_t) {
-    // NOLINTNEXTLINE(misc-redundant-expression): value != value is the constexpr NaN test
-    const auto hit = value != value ? math::isnan(v) : v == simd::splat<V>(value);
-    return simd::select(hit, dr / simd::splat<V>(count), simd::splat<V>(0));
+    if constexpr (simd::is_batch_v<T>) {  // one extremum per lane
+      const auto hit = (v == value) | (math::isnan(value) & math::isnan(v));
+      return simd::select(hit, dr / count, simd::splat<V>(0));
+    } else {
+      // NOLINTNEXTLINE(misc-redundant-expression): value != value is the constexpr NaN test
+      const auto hit = value != value ? math::isnan(v) : v == simd::splat<V>(value);
+      return simd::select(hit, dr / simd::splat<V>(count), simd::splat<V>(0));
+    }
   }
 };
 }  // namespace detail
@@ -127,8 +145,13 @@ struct norm_op : detail::reduction_base {
   }
   template <class V, class T>
   static constexpr V backward(const V& dr, const V& v, T value, T, std::size_t) {
-    const T inv = value == T(0) ? T(0) : T(1) / value;
-    return dr * v * simd::splat<V>(inv);
+    if constexpr (simd::is_batch_v<T>) {  // one norm per lane
+      const V inv = simd::select(value == simd::splat<V>(0), simd::splat<V>(0), simd::splat<V>(1) / value);
+      return dr * v * inv;
+    } else {
+      const T inv = value == T(0) ? T(0) : T(1) / value;
+      return dr * v * simd::splat<V>(inv);
+    }
   }
 };
 
@@ -163,7 +186,7 @@ struct logsumexp_op : reduction_base {
   static constexpr std::string_view name = "logsumexp";
   static constexpr bool needs_value = true;
   /// Two forward sweeps per row: the shift, then the shifted sum.
-  static constexpr bool shifted = true;
+  using shift_op = lse_shift_op;
   template <class V> static constexpr reduction_state<V> init() { return state_of<V>(0, 0); }
   template <class V> TAD_INLINE static constexpr void accumulate(reduction_state<V>& s, const V& v) {
     s.a = s.a + math::exp(v - s.b);
@@ -174,7 +197,8 @@ struct logsumexp_op : reduction_base {
   }
   template <class V, class T>
   TAD_INLINE static constexpr V backward(const V& dr, const V& v, T value, T, std::size_t) {
-    return dr * math::exp(v - simd::splat<V>(value));
+    if constexpr (simd::is_batch_v<T>) return dr * math::exp(v - value);  // one value per lane
+    else return dr * math::exp(v - simd::splat<V>(value));
   }
   /// accumulate, returning the term it added, exp(v - shift): what a row's sweep keeps in the
   /// gradient of a matrix variable that is the argument itself (plan::stash_var).
@@ -188,30 +212,12 @@ struct logsumexp_op : reduction_base {
   template <class T> static constexpr T kept_scale(T dr, T value, T shift) { return dr * math::exp(shift - value); }
 };
 
-/// The elementwise adjoint of a reduction along axis 0 (`sum(X, axis<0>)`), whose value and
-/// auxiliary number differ from lane to lane (a lane is a column, engine::down_loop): Op's
-/// `backward` with those numbers as batches. One T is Op's own backward.
-template <class Op, class V>
-TAD_INLINE constexpr V lane_backward(const V& dr, const V& v, const V& value, const V& aux, std::size_t n) {
-  if constexpr (!simd::is_batch_v<V>) {
-    return Op::backward(dr, v, value, aux, n);
-  } else if constexpr (std::is_base_of_v<mean_op, Op>) {
-    return dr / simd::splat<V>(n);
-  } else if constexpr (std::is_base_of_v<sum_op, Op>) {
-    return dr;
-  } else if constexpr (std::is_base_of_v<extremum_base<false>, Op> || std::is_base_of_v<extremum_base<true>, Op>) {
-    // As Op::backward: the elements equal to the extremum, or the NaNs where it is NaN (no
-    // element equals a NaN).
-    const auto hit = (v == value) | (math::isnan(value) & math::isnan(v));
-    return simd::select(hit, dr / aux, simd::splat<V>(0));
-  } else if constexpr (std::is_base_of_v<norm_op, Op>) {
-    const V inv = simd::select(value == simd::splat<V>(0), simd::splat<V>(0), simd::splat<V>(1) / value);
-    return dr * v * inv;
-  } else {
-    static_assert(std::is_base_of_v<logsumexp_op, Op>, "tad: internal: a reduction along axis 0 without a lane rule");
-    return dr * math::exp(v - value);
-  }
-}
+/// Is Op shifted: two forward sweeps, its shift_op's, then its own (see the top of this file)?
+template <class Op>
+concept shifted_reduction = requires { typename Op::shift_op; };
+/// May the lanes of Op's state be merged by one horizontal sum of `a`?
+template <class Op>
+concept merges_by_sum = requires { requires Op::merges_by_sum; };
 }  // namespace detail
 
 }  // namespace tad

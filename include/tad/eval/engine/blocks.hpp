@@ -66,7 +66,7 @@ TAD_INLINE void engine<E, T, W>::block_backward(local& l, std::array<acc<B>, U>&
           });
           for (std::size_t k = 0; k < W_; ++k) {
             row_k(k);
-            point_step<pass_kind::backward, S, V, false, false, false, true>(l, a, j);
+            point_step<pass_kind::backward, S, V, point_mode{.keep_rows = true}>(l, a, j);
           }
           static_for<NV>([&](auto k) TAD_INLINE_LAMBDA {
             if constexpr (row_var_k<k.value>() && P::vars[S].test(k.value)) {
@@ -82,7 +82,7 @@ TAD_INLINE void engine<E, T, W>::block_backward(local& l, std::array<acc<B>, U>&
         for (std::size_t k = 0; k < W_; ++k) {
           const std::size_t cols = row_k(k);
           if constexpr (picks<S>) pick_sweep<pass_kind::backward, S>(l, pt, r + k);
-          else sweep<pass_kind::backward, S, false, stash_here<K, A, N, S>>(l, ab, pt, cols);
+          else sweep<pass_kind::backward, S, point_mode{.stash = stash_here<K, A, N, S>}>(l, ab, pt, cols);
         }
       }
     }

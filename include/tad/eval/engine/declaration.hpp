@@ -27,6 +27,16 @@
 
 namespace tad::detail {
 
+/// What an axis point's sweep and its element step do beyond the op's own accumulate and
+/// backward (engine::sweep, engine::point_step; eval/engine/points.hpp). Named, not positional:
+/// `point_step<K, S, V, point_mode{.lanes = true}>`.
+struct point_mode {
+  bool shift = false;      ///< the first of a shifted op's two forward sweeps: accumulate its shift_op
+  bool stash = false;      ///< the second sweep keeps its terms in the argument's gradient (plan::stash_var)
+  bool lanes = false;      ///< a point down the columns (down_loop): value, aux and adjoint per lane, from *ln
+  bool keep_rows = false;  ///< the row vectors' adjoints stay in the sink, for block_backward to sum
+};
+
 template <class E, class T, class W>
 class engine {
  public:
@@ -155,14 +165,16 @@ class engine {
     else return ext_[C];
   }
 
-  /// The loops of pass K, level or depth A: one per extent class that has work in it.
+  /// The loops of pass K, level or depth A: one per nest that has work in it, of the nest's
+  /// kind (extents::kind_of).
   template <pass_kind K, int A>
   constexpr void loops() {
     static_for<NC>([&](auto c) {
       if constexpr (P::template runs<K, A>(c.value)) {
-        if constexpr (extents<E>::t.nest_down[c.value]) down_loop<K, A, c.value>();
-        else if constexpr (extents<E>::t.nest_points[c.value]) point_loop<K, A, c.value>();
-        else if constexpr (extents<E>::t.nest_rows[c.value]) row_loop<K, A, c.value>();
+        constexpr nest_kind kind = extents<E>::t.kind[c.value];
+        if constexpr (kind == nest_kind::down) down_loop<K, A, c.value>();
+        else if constexpr (kind == nest_kind::points) point_loop<K, A, c.value>();
+        else if constexpr (kind == nest_kind::rows) row_loop<K, A, c.value>();
         else loop<K, A, c.value>();
       }
     });
@@ -328,8 +340,7 @@ class engine {
   };
 
   // Points along the rows (eval/engine/points.hpp)
-  template <pass_kind K, std::size_t S, class V, bool First = false, bool Stash = false, bool Lanes = false,
-            bool Keep = false>
+  template <pass_kind K, std::size_t S, class V, point_mode M = point_mode{}>
   TAD_INLINE static void point_step(const local& l, acc<V>& a, std::size_t j, const lane_numbers* ln = nullptr);
   template <std::size_t S>
   static constexpr bool block_columns_ok();
@@ -337,7 +348,7 @@ class engine {
   template <pass_kind K, int A, std::size_t N, class ToRow>
   TAD_INLINE void block_backward(local& l, std::array<acc<B>, U>& ab, acc<T>& pt, std::size_t r, const ToRow& to_row,
                                  const block_numbers& pv, const block_numbers& pa, const block_numbers& px);
-  template <pass_kind K, std::size_t S, bool First = false, bool Stash = false>
+  template <pass_kind K, std::size_t S, point_mode M = point_mode{}>
   TAD_INLINE void sweep(local& l, std::array<acc<B>, U>& ab, acc<T>& at, std::size_t cols);
   template <pass_kind K, std::size_t S>
   TAD_INLINE void pick_sweep(local& l, acc<T>& at, std::size_t r);

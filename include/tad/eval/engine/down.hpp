@@ -55,15 +55,16 @@ TAD_INLINE void engine<E, T, W>::down_sweep(local& l, acc<V>* a, std::size_t j, 
     }
   };
   if constexpr (D == pass_kind::forward) {
-    if constexpr (requires { Op::shifted; }) {
-      for (std::size_t u = 0; u < NB; ++u) a[u].fs[S] = lse_shift_op::template init<V>();
+    if constexpr (shifted_reduction<Op>) {
+      using Shift = typename Op::shift_op;
+      for (std::size_t u = 0; u < NB; ++u) a[u].fs[S] = Shift::template init<V>();
       for (std::size_t r = 0; r < rows; ++r) {
         to_row(r);
-        static_for<NB>([&](auto u) TAD_INLINE_LAMBDA { point_step<D, S, V, true>(l, a[u.value], j + u.value * WV); });
+        static_for<NB>([&](auto u) TAD_INLINE_LAMBDA { point_step<D, S, V, point_mode{.shift = true}>(l, a[u.value], j + u.value * WV); });
       }
       for (std::size_t u = 0; u < NB; ++u) {
         T* shift = lb.aux[S].data() + u * WV;  // the shifts, until the second sweep's state holds them
-        finish_lanes<lse_shift_op>(a[u].fs[S], rows, shift, lb.value[S].data() + u * WV);
+        finish_lanes<Shift>(a[u].fs[S], rows, shift, lb.value[S].data() + u * WV);
         a[u].fs[S] = reduction_state<V>{simd::splat<V>(0), simd::load_any<V>(shift)};
       }
     } else {
@@ -82,7 +83,7 @@ TAD_INLINE void engine<E, T, W>::down_sweep(local& l, acc<V>* a, std::size_t j, 
     for (std::size_t r = 0; r < rows; ++r) {
       to_row(r);
       static_for<NB>([&](auto u) TAD_INLINE_LAMBDA {
-        point_step<D, S, V, false, false, true>(l, a[u.value], j + u.value * WV, &ln[u.value]);
+        point_step<D, S, V, point_mode{.lanes = true}>(l, a[u.value], j + u.value * WV, &ln[u.value]);
       });
     }
   }

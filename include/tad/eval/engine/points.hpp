@@ -16,20 +16,20 @@ namespace tad::detail {
 /// current row: accumulated (K forward) or differentiated with the row's adjoint (K backward),
 /// its array variables' adjoints added to their gradients (a matrix variable's row, a row
 /// vector's columns).
-/// First: the first of a shifted op's two forward sweeps (logsumexp's shift, lse_shift_op).
-/// Stash: the second keeps its terms in the gradient of the argument (plan::stash_var).
-/// Lanes: a point along axis 0 (down_loop), whose value, auxiliary number and adjoint differ
+/// M (point_mode) .shift: the first of a shifted op's two forward sweeps (its shift_op's:
+/// logsumexp's maximum). .stash: the second keeps its terms in the gradient of the argument
+/// (plan::stash_var). .lanes: a point along axis 0 (down_loop), whose value, auxiliary number and adjoint differ
 /// per lane (per column), read from *ln.
-/// Keep: the adjoints of the row vectors (rank-1 variables) stay in a's sink, neither reset
+/// .keep_rows: the adjoints of the row vectors (rank-1 variables) stay in a's sink, neither reset
 /// nor stored: block_backward sums them over a block's rows.
 template <class E, class T, class W>
-template <pass_kind K, std::size_t S, class V, bool First, bool Stash, bool Lanes, bool Keep>
+template <pass_kind K, std::size_t S, class V, point_mode M>
 TAD_INLINE void engine<E, T, W>::point_step(const local& l, acc<V>& a, std::size_t j, const lane_numbers* ln) {
   constexpr bool bwd = K == pass_kind::backward;
   constexpr reduction_info I = P::info[S];
   if constexpr (bwd) {
     static_for<NV>([&](auto k) TAD_INLINE_LAMBDA {
-      if constexpr (is_array_k<k.value>() && P::vars[S].test(k.value) && !(Keep && row_var_k<k.value>()))
+      if constexpr (is_array_k<k.value>() && P::vars[S].test(k.value) && !(M.keep_rows && row_var_k<k.value>()))
         a.sk.var[k.value] = simd::splat<V>(-0.0);
     });
   }
@@ -42,17 +42,17 @@ TAD_INLINE void engine<E, T, W>::point_step(const local& l, acc<V>& a, std::size
       auto body = [&](const auto& c, [[maybe_unused]] auto& sk) TAD_INLINE_LAMBDA {
         if constexpr (!bwd) {
           const auto t = forward<V, S, I.root_base, true>(r.arg, c, j);
-          if constexpr (First) lse_shift_op::accumulate(a.fs[S], t.v);
-          else if constexpr (Stash) simd::store_any(l.outs[P::stash_var[S]] + j, Op::accumulate_kept(a.fs[S], t.v));
+          if constexpr (M.shift) Op::shift_op::accumulate(a.fs[S], t.v);
+          else if constexpr (M.stash) simd::store_any(l.outs[P::stash_var[S]] + j, Op::accumulate_kept(a.fs[S], t.v));
           else accumulate_tree<Op, Arg>(a.fs[S], t);
-        } else if constexpr (Lanes && !Op::needs_value) {
-          const V da = lane_backward<Op>(simd::load_any<V>(ln->adj), simd::splat<V>(0), simd::load_any<V>(ln->value),
-                                         simd::load_any<V>(ln->aux), ln->n);
+        } else if constexpr (M.lanes && !Op::needs_value) {
+          const V da = Op::backward(simd::load_any<V>(ln->adj), simd::splat<V>(0), simd::load_any<V>(ln->value),
+                                    simd::load_any<V>(ln->aux), ln->n);
           forward_backward<V, S, I.root_base, true>(r.arg, c, j, da, sk);
-        } else if constexpr (Lanes) {
+        } else if constexpr (M.lanes) {
           const auto t = forward<V, S, I.root_base, true>(r.arg, c, j);
-          const V da = lane_backward<Op>(simd::load_any<V>(ln->adj), t.v, simd::load_any<V>(ln->value),
-                                         simd::load_any<V>(ln->aux), ln->n);
+          const V da = Op::backward(simd::load_any<V>(ln->adj), t.v, simd::load_any<V>(ln->value),
+                                    simd::load_any<V>(ln->aux), ln->n);
           backward<S, I.root_base>(r.arg, t, da, sk);
         } else if constexpr (!Op::needs_value) {
           const V da = Op::backward(simd::splat<V>(l.ctx.adj[S]), simd::splat<V>(0), l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
@@ -80,7 +80,7 @@ TAD_INLINE void engine<E, T, W>::point_step(const local& l, acc<V>& a, std::size
   visit_reductions<0>(l.e, visit);
   if constexpr (bwd) {
     static_for<NV>([&](auto k) TAD_INLINE_LAMBDA {
-      if constexpr (is_array_k<k.value>() && P::vars[S].test(k.value) && !(Keep && row_var_k<k.value>())) {
+      if constexpr (is_array_k<k.value>() && P::vars[S].test(k.value) && !(M.keep_rows && row_var_k<k.value>())) {
         T* p = l.outs[k.value] + j;
         if constexpr (P::point_stores(S, k.value)) simd::store_any(p, a.sk.var[k.value]);
         else simd::store_any(p, simd::load_any<V>(p) + a.sk.var[k.value]);
@@ -93,18 +93,19 @@ TAD_INLINE void engine<E, T, W>::point_step(const local& l, acc<V>& a, std::size
 /// batches, one batch, then single elements. Forward: the row's reduction, into
 /// l.ctx.val[S] and aux[S].
 ///
-/// A shifted op (logsumexp_op) sweeps twice forward: First, the shift (lse_shift_op's maximum,
-/// 0 if not finite), which then sits in every state's b while the second sweep sums.
+/// A shifted op (shifted_reduction: logsumexp_op) sweeps twice forward: .shift, the shift (its
+/// shift_op's: the maximum, 0 if not finite), which then sits in every state's b while the
+/// second sweep sums.
 ///
-/// Stash (plan::stash_var): the second forward sweep stores its terms exp(x - shift) in the
+/// .stash (plan::stash_var): the second forward sweep stores its terms exp(x - shift) in the
 /// argument's gradient row and leaves the shift in l.ctx.aux[S]; the backward sweep scales
 /// that row by kept_scale, one number per row (the argument is the variable itself).
 template <class E, class T, class W>
-template <pass_kind K, std::size_t S, bool First, bool Stash>
+template <pass_kind K, std::size_t S, point_mode M>
 TAD_INLINE void engine<E, T, W>::sweep(local& l, std::array<acc<B>, U>& ab, acc<T>& at, std::size_t cols) {
   constexpr std::size_t W_ = simd::width<T>;
   using Op = typename slot_node_t<E, S>::op_type;
-  if constexpr (K == pass_kind::backward && Stash) {
+  if constexpr (K == pass_kind::backward && M.stash) {
     T* p = l.outs[P::stash_var[S]];
     const T c = Op::kept_scale(l.ctx.adj[S], l.ctx.val[S], l.ctx.aux[S]);
     const B cb = simd::splat<B>(c);
@@ -113,11 +114,11 @@ TAD_INLINE void engine<E, T, W>::sweep(local& l, std::array<acc<B>, U>& ab, acc<
     for (; j < cols; ++j) p[j] *= c;
     return;
   }
-  if constexpr (K == pass_kind::forward && First) {
-    for (auto& a : ab) a.fs[S] = lse_shift_op::template init<B>();
-    at.fs[S] = lse_shift_op::template init<T>();
-  } else if constexpr (K == pass_kind::forward && requires { Op::shifted; }) {
-    sweep<K, S, true>(l, ab, at, cols);
+  if constexpr (K == pass_kind::forward && M.shift) {
+    for (auto& a : ab) a.fs[S] = Op::shift_op::template init<B>();
+    at.fs[S] = Op::shift_op::template init<T>();
+  } else if constexpr (K == pass_kind::forward && shifted_reduction<Op>) {
+    sweep<K, S, point_mode{.shift = true}>(l, ab, at, cols);
     const T m = l.ctx.val[S];
     for (auto& a : ab) a.fs[S] = reduction_state<B>{simd::splat<B>(0), simd::splat<B>(m)};
     at.fs[S] = reduction_state<T>{T(0), m};
@@ -128,18 +129,19 @@ TAD_INLINE void engine<E, T, W>::sweep(local& l, std::array<acc<B>, U>& ab, acc<
   std::size_t j = 0;
   if constexpr (U > 1) {
     for (; j + U * W_ <= cols; j += U * W_) {
-      static_for<U>([&](auto u) TAD_INLINE_LAMBDA { point_step<K, S, B, First, Stash>(l, ab[u.value], j + u.value * W_); });
+      static_for<U>([&](auto u) TAD_INLINE_LAMBDA { point_step<K, S, B, M>(l, ab[u.value], j + u.value * W_); });
     }
   }
-  for (; j + W_ <= cols; j += W_) point_step<K, S, B, First, Stash>(l, ab[0], j);
-  for (; j < cols; ++j) point_step<K, S, T, First, Stash>(l, at, j);
-  if constexpr (K == pass_kind::forward && First) {
-    l.ctx.val[S] = lse_shift_op::finish(merged_state<lse_shift_op, S>(ab, at), cols).value;
+  for (; j + W_ <= cols; j += W_) point_step<K, S, B, M>(l, ab[0], j);
+  for (; j < cols; ++j) point_step<K, S, T, M>(l, at, j);
+  if constexpr (K == pass_kind::forward && M.shift) {
+    using Shift = typename Op::shift_op;
+    l.ctx.val[S] = Shift::finish(merged_state<Shift, S>(ab, at), cols).value;
   } else if constexpr (K == pass_kind::forward) {
     const auto res = Op::finish(merged_state<Op, S>(ab, at), cols);
     l.ctx.val[S] = res.value;
     l.ctx.aux[S] = res.aux;
-    if constexpr (Stash) l.ctx.aux[S] = at.fs[S].b;  // the shift, for kept_scale
+    if constexpr (M.stash) l.ctx.aux[S] = at.fs[S].b;  // the shift, for kept_scale
   }
 }
 
@@ -157,12 +159,13 @@ TAD_INLINE void engine<E, T, W>::pick_sweep(local& l, acc<T>& at, std::size_t r)
   }
 }
 
-/// The per-lane states of reduction S in ab and at, merged into one (a sum's by hsum).
+/// The per-lane states of reduction S in ab and at, merged into one (by one horizontal sum
+/// where Op merges_by_sum).
 template <class E, class T, class W>
 template <class Op, std::size_t S>
 TAD_INLINE reduction_state<T> engine<E, T, W>::merged_state(std::array<acc<B>, U>& ab, const acc<T>& at) {
   for (std::size_t u = 1; u < U; ++u) Op::merge(ab[0].fs[S], ab[u].fs[S]);
-  if constexpr (std::is_base_of_v<sum_op, Op> || std::is_base_of_v<mean_op, Op>) {
+  if constexpr (merges_by_sum<Op>) {
     return {simd::hsum(ab[0].fs[S].a) + at.fs[S].a, T(0)};
   }
   alignas(64) T la[simd::width<T>];
@@ -234,7 +237,7 @@ TAD_AS_IN_CLASS void engine<E, T, W>::point_loop() {
       if constexpr (point_forward<K, A, N, S.value>()) {
         const std::size_t cols = to_row.template operator()<S.value>(r);
         if constexpr (picks<S.value>) pick_sweep<pass_kind::forward, S.value>(l, pt, r);
-        else sweep<pass_kind::forward, S.value, false, stash_here<K, A, N, S.value>>(l, ab, pt, cols);
+        else sweep<pass_kind::forward, S.value, point_mode{.stash = stash_here<K, A, N, S.value>}>(l, ab, pt, cols);
       }
     });
   };
@@ -243,7 +246,7 @@ TAD_AS_IN_CLASS void engine<E, T, W>::point_loop() {
       if constexpr (point_backward<K, A, N, S.value>()) {
         const std::size_t cols = to_row.template operator()<S.value>(r);
         if constexpr (picks<S.value>) pick_sweep<pass_kind::backward, S.value>(l, pt, r);
-        else sweep<pass_kind::backward, S.value, false, stash_here<K, A, N, S.value>>(l, ab, pt, cols);
+        else sweep<pass_kind::backward, S.value, point_mode{.stash = stash_here<K, A, N, S.value>}>(l, ab, pt, cols);
       }
     });
   };
