@@ -325,20 +325,51 @@ struct plan {
     for (std::size_t n = 0; n < nests; ++n) if (d >= 0 && touches_in(d, k, n)) return n;
     return nests;
   }
-  /// Does the loop over nest n of the backward pass at depth d store the k-th variable's
-  /// gradient (the first write of every element) rather than add to it? (An axis point's sweeps
-  /// add: a row of its argument's matrix variable may be written by several sweeps of one row.)
-  /// In a row nest with column points (as_column(sum(X, axis<1>))), the row's own code runs
-  /// before the points' backward sweeps of that row, so when it writes the variable's row it
-  /// writes first and may store (the sweeps add).
-  static constexpr bool stores(int d, std::size_t k, std::size_t n) {
-    return first_touch(k) == d && first_touch_nest(k) == n && !row_in(k, n) &&
-           (!point_writes(d, k, n) || (!extents<E>::t.nest_points[n] && touches_own(d, k, n)));
+  /// The gradient write order, in one place: how the k-th variable's gradient is first written.
+  /// Every write after the first adds. The passes run backward at depth 0, 1, ... and within a
+  /// pass the loops run in nest order, so the first write is in the first pass that touches the
+  /// variable (first_touch) and, in it, the first nest that does (first_touch_nest); that loop
+  /// writes it in one of these ways (the first that applies):
+  ///   1. stash: an axis point keeps its terms there between its sweeps (stash_var);
+  ///   2. point_store: one axis point's backward sweeps are its only writers there and store
+  ///      each element once (point_stores);
+  ///   3. store: the loop's own elementwise code stores each element once: the variable is not
+  ///      a row (a row vector is written once per matrix row) and no axis point's sweeps write
+  ///      it there, or they do but in a row nest (column points), whose own code runs first;
+  ///   4. zero_fill: the loop zeroes it, then every writer adds (a row vector, or several
+  ///      sweeps of one row).
+  /// No pass writes it: none (store_gradients fills it with zeros).
+  enum class first_write { none, stash, point_store, store, zero_fill };
+  struct write_plan {
+    first_write how = first_write::none;
+    int depth = -1;            // the backward pass of the first write
+    std::size_t nest = 0;      // its loop's nest
+    std::size_t point = 0;     // point_store: the axis point's slot
+  };
+  static constexpr write_plan write_plan_of(std::size_t k) {
+    const int d = first_touch(k);
+    if (d < 0) return {};
+    const std::size_t n = first_touch_nest(k);
+    if (stashed(k)) return {first_write::stash, d, n, 0};
+    for (std::size_t s = 0; s < reductions; ++s)
+      if (point_stores(s, k)) return {first_write::point_store, d, n, s};
+    if (!row_in(k, n) && (!point_writes(d, k, n) || (extents<E>::t.kind[n] != nest_kind::points && touches_own(d, k, n))))
+      return {first_write::store, d, n, 0};
+    return {first_write::zero_fill, d, n, 0};
   }
-  /// ... or must it zero the gradient before it adds to it (a row's first write)?
+  static constexpr std::array<write_plan, W::size> writes = [] {
+    std::array<write_plan, W::size> r{};
+    for (std::size_t k = 0; k < W::size; ++k) r[k] = write_plan_of(k);
+    return r;
+  }();
+  /// Does the loop over nest n of the backward pass at depth d store the k-th variable's
+  /// gradient (its first write of every element, by its own code) rather than add to it?
+  static constexpr bool stores(int d, std::size_t k, std::size_t n) {
+    return writes[k].how == first_write::store && writes[k].depth == d && writes[k].nest == n;
+  }
+  /// ... or must it zero the gradient before it adds to it?
   static constexpr bool zero_fills(int d, std::size_t k, std::size_t n) {
-    return first_touch(k) == d && first_touch_nest(k) == n && (row_in(k, n) || point_writes(d, k, n)) &&
-           !stores(d, k, n) && !stashed(k) && !point_stored(k);
+    return writes[k].how == first_write::zero_fill && writes[k].depth == d && writes[k].nest == n;
   }
   static constexpr bool rejects_empty = [] {
     for (const auto& r : info) if (r.rejects_empty) return true;

@@ -139,7 +139,7 @@ class engine {
   TAD_INLINE constexpr void store_gradients() {
     static_for<NV>([&](auto k) {
       if constexpr (is_array_k<k.value>()) {
-        if constexpr (P::first_touch(k.value) < 0) {
+        if constexpr (P::writes[k.value].how == P::first_write::none) {
           for (std::size_t i = 0; i < sizes_[k.value]; ++i) outs_[k.value][i] = T(0);
         }
       } else {

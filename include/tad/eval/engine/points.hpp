@@ -82,7 +82,8 @@ TAD_INLINE void engine<E, T, W>::point_step(const local& l, acc<V>& a, std::size
     static_for<NV>([&](auto k) TAD_INLINE_LAMBDA {
       if constexpr (is_array_k<k.value>() && P::vars[S].test(k.value) && !(M.keep_rows && row_var_k<k.value>())) {
         T* p = l.outs[k.value] + j;
-        if constexpr (P::point_stores(S, k.value)) simd::store_any(p, a.sk.var[k.value]);
+        if constexpr (P::writes[k.value].how == P::first_write::point_store && P::writes[k.value].point == S)
+          simd::store_any(p, a.sk.var[k.value]);
         else simd::store_any(p, simd::load_any<V>(p) + a.sk.var[k.value]);
       }
     });
