@@ -62,7 +62,7 @@ constexpr void visit_kids(F& f) {
   if constexpr (K < E::arity) {
     using C = child_t<K, E>;
     visit_all<C, Seen>(f);
-    visit_kids<E, typename lets_of<C, false, false, Seen>::type, K + 1>(f);
+    visit_kids<E, typename lets_of<C, false, site::scalar, Seen>::type, K + 1>(f);
   }
 }
 

@@ -228,15 +228,20 @@ struct let_list_add<let_list<Ls...>, L, true> {
                                   let_list<Ls...>, let_list<Ls..., L>>;
 };
 
+/// Where region code runs: the scalar code above the loops, or inside a loop, where the loop
+/// invariants (roots, `props::is_root`) were computed before the loop and are read from
+/// `ctx.inv` (eval/elementwise.hpp `forward`).
+enum class site { scalar, loop };
+
 /// The lets of E. `Region`: only those evaluated in E's own code: not inside reductions
-/// (their arguments run in their own loops) and, with `SkipRoots`, not inside loop invariants
+/// (their arguments run in their own loops) and, at site::loop, not inside loop invariants
 /// (computed before the loop). Without `Region`: every let of E.
-template <class E, bool Region, bool SkipRoots, class Acc = let_list<>>
+template <class E, bool Region, site At, class Acc = let_list<>>
 struct lets_of {
   using type = Acc;
 };
-template <class Op, class... C, bool Region, bool SkipRoots, class Acc>
-struct lets_of<node<Op, C...>, Region, SkipRoots, Acc> {
+template <class Op, class... C, bool Region, site At, class Acc>
+struct lets_of<node<Op, C...>, Region, At, Acc> {
   using N = node<Op, C...>;
   template <class A, class... K>
   struct fold {
@@ -244,19 +249,23 @@ struct lets_of<node<Op, C...>, Region, SkipRoots, Acc> {
   };
   template <class A, class K0, class... K>
   struct fold<A, K0, K...> {
-    using type = typename fold<typename lets_of<K0, Region, SkipRoots, A>::type, K...>::type;
+    using type = typename fold<typename lets_of<K0, Region, At, A>::type, K...>::type;
   };
   using kids = typename fold<Acc, C...>::type;
-  static constexpr bool opaque = Region && (props<N>::is_reduction || (SkipRoots && props<N>::is_root));
+  static constexpr bool opaque = Region && (props<N>::is_reduction || (At == site::loop && props<N>::is_root));
   using type = std::conditional_t<opaque, Acc,
                                   typename let_list_add<kids, N>::type>;
 };
-template <class E, bool Region = false, bool SkipRoots = false>
-using lets_of_t = typename lets_of<E, Region, SkipRoots>::type;
+/// Every let of E.
+template <class E>
+using lets_of_t = typename lets_of<E, false, site::scalar>::type;
+/// The lets of E's region code at site At (see lets_of).
+template <class E, site At>
+using region_lets_t = typename lets_of<E, true, At>::type;
 /// Does the region code of E (see lets_of) contain a let? Nothing to instantiate without lets.
-template <class E, bool SkipRoots>
+template <class E, site At>
 constexpr bool region_has_lets() {
-  if constexpr (has_lets_v<E>) return lets_of_t<E, true, SkipRoots>::size > 0; else return false;
+  if constexpr (has_lets_v<E>) return region_lets_t<E, At>::size > 0; else return false;
 }
 
 /// Does every let of B named like a let of A have A's type (the same body)? The first let of E

@@ -164,7 +164,7 @@ struct deferred_acc {
 /// with_lets for a backward pass over code that holds deferred lets (deferred_let): as
 /// with_lets with Bwd, except that what happens to each let's summed adjoint is Mode's choice,
 /// and exported adjoints go to x.
-template <std::size_t K, class Mode, bool SkipRoots, class V, std::size_t Slot, std::size_t Root, bool Loop, class E,
+template <std::size_t K, class Mode, site At, class V, std::size_t Slot, std::size_t Root, class E,
           class LC, class LS, class Main, class X>
 TAD_INLINE constexpr void with_lets_x(const E& e, const LC& lc, std::size_t i, LS& ls, Main& main, X& x) {
   using Lets = typename LC::lets;
@@ -173,16 +173,16 @@ TAD_INLINE constexpr void with_lets_x(const E& e, const LC& lc, std::size_t i, L
   } else {
     using L = typename Lets::template at<K>;
     auto body = [&]<std::size_t S, std::size_t R>(const L& node) TAD_INLINE_LAMBDA {
-      const auto t = forward<V, S, R, Loop>(node.arg, lc, i);
+      const auto t = forward<V, S, R, At>(node.arg, lc, i);
       lc.env[K] = t.v;
-      with_lets_x<K + 1, Mode, SkipRoots, V, Slot, Root, Loop>(e, lc, i, ls, main, x);
+      with_lets_x<K + 1, Mode, At, V, Slot, Root>(e, lc, i, ls, main, x);
       if constexpr (LS::template wants<L>) {
         constexpr int m = Mode::template mode<L>;
         if constexpr (m == 0) backward<S, R>(node.arg, t, ls.let[K], ls);
         else if constexpr (m == 1) x.template add<L>(ls.let[K]);
       }
     };
-    visit_first_let<L, SkipRoots, Slot, Root>(e, body);
+    visit_first_let<L, At, Slot, Root>(e, body);
   }
 }
 

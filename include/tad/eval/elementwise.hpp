@@ -61,12 +61,12 @@ constexpr bool let_in() {
   if constexpr (requires { X::template has_let<E>; }) return X::template has_let<E>; else return false;
 }
 
-/// `Loop`: e sits inside an elementwise loop, where loop invariants are read from
-/// `ctx.inv[Root ...]` instead of being computed.
-template <class V, std::size_t Slot, std::size_t Root = 0, bool Loop = false, class E, class Ctx>
+/// `At` (core/let.hpp `site`): site::loop when e sits inside an elementwise loop, where loop
+/// invariants are read from `ctx.inv[Root ...]` instead of being computed.
+template <class V, std::size_t Slot, std::size_t Root = 0, site At = site::scalar, class E, class Ctx>
 TAD_INLINE constexpr auto forward(const E& e, const Ctx& ctx, std::size_t i) {
   using T = typename Ctx::value_type;
-  if constexpr (Loop && props<E>::is_root) {
+  if constexpr (At == site::loop && props<E>::is_root) {
     return vals<V>{simd::splat<V>(ctx.inv[Root])};
   } else if constexpr (is_leaf_v<E>) {
     if constexpr (is_column_v<E>) {
@@ -91,7 +91,7 @@ TAD_INLINE constexpr auto forward(const E& e, const Ctx& ctx, std::size_t i) {
       return vals<V>{simd::splat<V>(static_cast<T>(e.n))};
     } else if constexpr (requires { E::num; }) {
       return vals<V>{simd::splat<V>(E::template as<T>())};
-    } else if constexpr (Loop) {
+    } else if constexpr (At == site::loop) {
       return vals<V>{simd::splat<V>(static_cast<T>(e.val))};  // frozen before the loop
     } else {
       return vals<V>{simd::splat<V>(static_cast<T>(e.value()))};
@@ -106,22 +106,22 @@ TAD_INLINE constexpr auto forward(const E& e, const Ctx& ctx, std::size_t i) {
     if constexpr (let_in<Ctx, E>()) {
       return vals<V>{ctx.template let_value<E>()};
     } else {
-      auto a = forward<V, Slot, Root, Loop>(e.arg, ctx, i);
+      auto a = forward<V, Slot, Root, At>(e.arg, ctx, i);
       return vals<decltype(a.v), decltype(a)>{a.v, a};
     }
   } else if constexpr (E::arity == 1) {
-    auto a = forward<V, Slot, Root, Loop>(e.arg, ctx, i);
+    auto a = forward<V, Slot, Root, At>(e.arg, ctx, i);
     auto y = e.op.forward(a.v);
     return vals<decltype(y), decltype(a)>{y, a};
   } else if constexpr (E::arity == 2) {
-    auto a = forward<V, Slot, Root, Loop>(e.lhs, ctx, i);
-    auto b = forward<V, child_slot<E, 1, Slot>(), child_root<E, 1, Root>(), Loop>(e.rhs, ctx, i);
+    auto a = forward<V, Slot, Root, At>(e.lhs, ctx, i);
+    auto b = forward<V, child_slot<E, 1, Slot>(), child_root<E, 1, Root>(), At>(e.rhs, ctx, i);
     auto y = combine(e, a, b);
     return vals<decltype(y), decltype(a), decltype(b)>{y, a, b};
   } else {
-    auto a = forward<V, Slot, Root, Loop>(e.a, ctx, i);
-    auto b = forward<V, child_slot<E, 1, Slot>(), child_root<E, 1, Root>(), Loop>(e.b, ctx, i);
-    auto c = forward<V, child_slot<E, 2, Slot>(), child_root<E, 2, Root>(), Loop>(e.c, ctx, i);
+    auto a = forward<V, Slot, Root, At>(e.a, ctx, i);
+    auto b = forward<V, child_slot<E, 1, Slot>(), child_root<E, 1, Root>(), At>(e.b, ctx, i);
+    auto c = forward<V, child_slot<E, 2, Slot>(), child_root<E, 2, Root>(), At>(e.c, ctx, i);
     auto y = e.op.forward(a.v, b.v, c.v);
     return vals<decltype(y), decltype(a), decltype(b), decltype(c)>{y, a, b, c};
   }
@@ -200,28 +200,28 @@ constexpr bool additive_node() {
   else return op_linearity<typename E::op_type>() == linearity::additive;
 }
 
-template <class V, std::size_t Slot, std::size_t Root, bool Loop, class E, class Ctx, class D, class Sink>
+template <class V, std::size_t Slot, std::size_t Root, site At, class E, class Ctx, class D, class Sink>
 TAD_INLINE constexpr auto forward_backward(const E& e, const Ctx& ctx, std::size_t i, const D& dy, Sink& sink) {
-  if constexpr (!additive_node<E>() || (Loop && props<E>::is_root) || !Sink::template wants<E>) {
-    const auto t = forward<V, Slot, Root, Loop>(e, ctx, i);
+  if constexpr (!additive_node<E>() || (At == site::loop && props<E>::is_root) || !Sink::template wants<E>) {
+    const auto t = forward<V, Slot, Root, At>(e, ctx, i);
     backward<Slot, Root>(e, t, dy, sink);
     return t;
   } else if constexpr (E::arity == 1) {
     const auto da = e.op.backward(dy, dy, dy);  // an additive rule reads no values
-    const auto y = e.op.forward(forward_backward<V, Slot, Root, Loop>(e.arg, ctx, i, da, sink).v);
+    const auto y = e.op.forward(forward_backward<V, Slot, Root, At>(e.arg, ctx, i, da, sink).v);
     return vals<decltype(y)>{y};
   } else {
     const auto adj = e.op.backward(dy, dy, dy, dy);
     constexpr std::size_t S1 = child_slot<E, 1, Slot>(), R1 = child_root<E, 1, Root>();
     const auto a = [&]() TAD_INLINE_LAMBDA {
       if constexpr (Sink::template wants<std::remove_cvref_t<decltype(e.lhs)>>)
-        return forward_backward<V, Slot, Root, Loop>(e.lhs, ctx, i, adj.a0, sink);
-      else return forward<V, Slot, Root, Loop>(e.lhs, ctx, i);
+        return forward_backward<V, Slot, Root, At>(e.lhs, ctx, i, adj.a0, sink);
+      else return forward<V, Slot, Root, At>(e.lhs, ctx, i);
     }();
     const auto b = [&]() TAD_INLINE_LAMBDA {
       if constexpr (Sink::template wants<std::remove_cvref_t<decltype(e.rhs)>>)
-        return forward_backward<V, S1, R1, Loop>(e.rhs, ctx, i, adj.a1, sink);
-      else return forward<V, S1, R1, Loop>(e.rhs, ctx, i);
+        return forward_backward<V, S1, R1, At>(e.rhs, ctx, i, adj.a1, sink);
+      else return forward<V, S1, R1, At>(e.rhs, ctx, i);
     }();
     const auto y = combine(e, a, b);
     return vals<decltype(y)>{y};

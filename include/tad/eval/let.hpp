@@ -86,16 +86,16 @@ TAD_INLINE constexpr let_sink<Sink, V, Lets> make_let_sink(Sink& s) {
   return r;
 }
 
-/// Does E contain the let L in the code of its region (not inside a reduction; with
-/// SkipRoots, not inside a loop invariant)?
-template <class E, class L, bool SkipRoots>
+/// Does E contain the let L in the code of its region (not inside a reduction; at
+/// site::loop, not inside a loop invariant)?
+template <class E, class L, site At>
 constexpr bool region_has_let() {
-  return lets_of_t<E, true, SkipRoots>::template index<L::op_type::let_name> < lets_of_t<E, true, SkipRoots>::size;
+  return region_lets_t<E, At>::template index<L::op_type::let_name> < region_lets_t<E, At>::size;
 }
 
 /// Calls `f.template operator()<Slot, Root>(node)` on the first occurrence of the let L in the
 /// region code of e (which has one), with its reduction and invariant slots.
-template <class L, bool SkipRoots, std::size_t Slot, std::size_t Root, class E, class F>
+template <class L, site At, std::size_t Slot, std::size_t Root, class E, class F>
 TAD_INLINE constexpr void visit_first_let(const E& e, F& f) {
   if constexpr (std::is_same_v<E, L>) {
     f.template operator()<Slot, Root>(e);
@@ -103,17 +103,17 @@ TAD_INLINE constexpr void visit_first_let(const E& e, F& f) {
     constexpr std::size_t k = [] {
       std::size_t r = E::arity;
       static_for<E::arity>([&](auto j) {
-        if (r == E::arity && region_has_let<child_t<j.value, E>, L, SkipRoots>()) r = j.value;
+        if (r == E::arity && region_has_let<child_t<j.value, E>, L, At>()) r = j.value;
       });
       return r;
     }();
-    visit_first_let<L, SkipRoots, child_slot<E, k, Slot>(), child_root<E, k, Root>()>(child<k>(e), f);
+    visit_first_let<L, At, child_slot<E, k, Slot>(), child_root<E, k, Root>()>(child<k>(e), f);
   }
 }
 
 /// Evaluates the K-th and later lets of the region code e, runs main(), then the lets' backward
 /// rules (with Bwd) on their summed adjoints in ls, last let first.
-template <std::size_t K, bool Bwd, bool SkipRoots, class V, std::size_t Slot, std::size_t Root, bool Loop, class E,
+template <std::size_t K, bool Bwd, site At, class V, std::size_t Slot, std::size_t Root, class E,
           class LC, class LS, class Main>
 TAD_INLINE constexpr void with_lets(const E& e, const LC& lc, std::size_t i, LS& ls, Main& main) {
   using Lets = typename LC::lets;
@@ -122,12 +122,12 @@ TAD_INLINE constexpr void with_lets(const E& e, const LC& lc, std::size_t i, LS&
   } else {
     using L = typename Lets::template at<K>;
     auto body = [&]<std::size_t S, std::size_t R>(const L& node) TAD_INLINE_LAMBDA {
-      const auto t = forward<V, S, R, Loop>(node.arg, lc, i);
+      const auto t = forward<V, S, R, At>(node.arg, lc, i);
       lc.env[K] = t.v;
-      with_lets<K + 1, Bwd, SkipRoots, V, Slot, Root, Loop>(e, lc, i, ls, main);
+      with_lets<K + 1, Bwd, At, V, Slot, Root>(e, lc, i, ls, main);
       if constexpr (Bwd && LS::template wants<L>) backward<S, R>(node.arg, t, ls.let[K], ls);
     };
-    visit_first_let<L, SkipRoots, Slot, Root>(e, body);
+    visit_first_let<L, At, Slot, Root>(e, body);
   }
 }
 

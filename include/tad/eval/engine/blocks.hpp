@@ -20,7 +20,7 @@ template <class E, class T, class W>
 template <std::size_t S>
 constexpr bool engine<E, T, W>::block_columns_ok() {
   using Arg = std::remove_cvref_t<decltype(std::declval<const slot_node_t<E, S>&>().arg)>;
-  if constexpr (picks<S> || P::stash_var[S] < NV || region_has_lets<Arg, true>() || props<Arg>::has_column ||
+  if constexpr (picks<S> || P::stash_var[S] < NV || region_has_lets<Arg, site::loop>() || props<Arg>::has_column ||
                 props<Arg>::reductions > 0) {
     return false;
   } else {

@@ -41,37 +41,37 @@ TAD_INLINE void engine<E, T, W>::point_step(const local& l, acc<V>& a, std::size
       // c: the context (with lets, their values too), sk: the sink (with lets, their adjoints).
       auto body = [&](const auto& c, [[maybe_unused]] auto& sk) TAD_INLINE_LAMBDA {
         if constexpr (!bwd) {
-          const auto t = forward<V, S, I.root_base, true>(r.arg, c, j);
+          const auto t = forward<V, S, I.root_base, site::loop>(r.arg, c, j);
           if constexpr (M.shift) Op::shift_op::accumulate(a.fs[S], t.v);
           else if constexpr (M.stash) simd::store_any(l.outs[P::stash_var[S]] + j, Op::accumulate_kept(a.fs[S], t.v));
           else accumulate_tree<Op, Arg>(a.fs[S], t);
         } else if constexpr (M.lanes && !Op::needs_value) {
           const V da = Op::backward(simd::load_any<V>(ln->adj), simd::splat<V>(0), simd::load_any<V>(ln->value),
                                     simd::load_any<V>(ln->aux), ln->n);
-          forward_backward<V, S, I.root_base, true>(r.arg, c, j, da, sk);
+          forward_backward<V, S, I.root_base, site::loop>(r.arg, c, j, da, sk);
         } else if constexpr (M.lanes) {
-          const auto t = forward<V, S, I.root_base, true>(r.arg, c, j);
+          const auto t = forward<V, S, I.root_base, site::loop>(r.arg, c, j);
           const V da = Op::backward(simd::load_any<V>(ln->adj), t.v, simd::load_any<V>(ln->value),
                                     simd::load_any<V>(ln->aux), ln->n);
           backward<S, I.root_base>(r.arg, t, da, sk);
         } else if constexpr (!Op::needs_value) {
           const V da = Op::backward(simd::splat<V>(l.ctx.adj[S]), simd::splat<V>(0), l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
-          forward_backward<V, S, I.root_base, true>(r.arg, c, j, da, sk);
+          forward_backward<V, S, I.root_base, site::loop>(r.arg, c, j, da, sk);
         } else {
-          const auto t = forward<V, S, I.root_base, true>(r.arg, c, j);
+          const auto t = forward<V, S, I.root_base, site::loop>(r.arg, c, j);
           const V da = Op::backward(simd::splat<V>(l.ctx.adj[S]), t.v, l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
           backward<S, I.root_base>(r.arg, t, da, sk);
         }
       };
-      if constexpr (region_has_lets<Arg, true>()) {
+      if constexpr (region_has_lets<Arg, site::loop>()) {
         // A let inside the argument is shared per element of each sweep, as in step_lets:
         // its body once, the argument's code, then the body's rule on the summed adjoint.
-        using Lets = lets_of_t<Arg, true, true>;
+        using Lets = region_lets_t<Arg, site::loop>;
         std::array<V, Lets::size> env;  // NOLINT(cppcoreguidelines-pro-type-member-init): with_lets assigns each before use
         const auto lc = make_let_context<V, Lets>(l.ctx, env);
         auto ls = make_let_sink<V, Lets>(a.sk);
         auto main = [&]() TAD_INLINE_LAMBDA { body(lc, ls); };
-        with_lets<0, bwd, true, V, S, I.root_base, true>(r.arg, lc, j, ls, main);
+        with_lets<0, bwd, site::loop, V, S, I.root_base>(r.arg, lc, j, ls, main);
       } else {
         body(l.ctx, a.sk);
       }

@@ -66,7 +66,7 @@ TAD_AS_IN_CLASS void engine<E, T, W>::check_labels() {
 template <class E, class T, class W>
 template <std::size_t S, class N>
 constexpr void engine<E, T, W>::backward_scalar(const N& e, T dy) {
-  if constexpr (region_has_lets<N, false>()) {
+  if constexpr (region_has_lets<N, site::scalar>()) {
     backward_scalar_lets<S>(e, dy);
   } else {
     const auto t = forward<T, S>(e, ctx_, 0);
@@ -81,7 +81,7 @@ constexpr void engine<E, T, W>::backward_scalar(const N& e, T dy) {
 template <class E, class T, class W>
 template <std::size_t S, class N>
 constexpr void engine<E, T, W>::backward_scalar_lets(const N& e, T dy) {
-  using Lets = lets_of_t<N, true, false>;
+  using Lets = region_lets_t<N, site::scalar>;
   std::array<T, Lets::size> env{};
   const auto lc = make_let_context<T, Lets>(ctx_, env);
   sink<T, W, NR, NI, false> s{};
@@ -90,8 +90,8 @@ constexpr void engine<E, T, W>::backward_scalar_lets(const N& e, T dy) {
     const auto t = forward<T, S>(e, lc, 0);
     backward<S>(e, t, dy, ls);
   };
-  if constexpr (has_scalar_deferred) with_lets_x<0, scalar_defer_mode<E, W, true>, false, T, S, 0, false>(e, lc, 0, ls, main, sdl_);
-  else with_lets<0, true, false, T, S, 0, false>(e, lc, 0, ls, main);
+  if constexpr (has_scalar_deferred) with_lets_x<0, scalar_defer_mode<E, W, true>, site::scalar, T, S, 0>(e, lc, 0, ls, main, sdl_);
+  else with_lets<0, true, site::scalar, T, S, 0>(e, lc, 0, ls, main);
   static_for<NR>([&](auto r) { ctx_.adj[r.value] += s.red[r.value]; });
   static_for<NV>([&](auto k) { scalar_grad_[k.value] += s.var[k.value]; });
 }
@@ -99,18 +99,18 @@ constexpr void engine<E, T, W>::backward_scalar_lets(const N& e, T dy) {
 /// top() for an expression with lets in its scalar code (eval/let.hpp): each let once.
 template <class E, class T, class W>
 constexpr T engine<E, T, W>::top_lets(bool final) {
-  using Lets = lets_of_t<E, true, false>;
+  using Lets = region_lets_t<E, site::scalar>;
   std::array<T, Lets::size> env{};
   const auto lc = make_let_context<T, Lets>(ctx_, env);
   sink<T, W, NR, NI, false> s{};
   auto ls = make_let_sink<T, Lets>(s);
   T value = T(0);
-  auto main = [&]() { value = forward_backward<T, 0, 0, false>(e_, lc, 0, T(1), ls).v; };
+  auto main = [&]() { value = forward_backward<T, 0, 0, site::scalar>(e_, lc, 0, T(1), ls).v; };
   if constexpr (has_scalar_deferred) {
-    if (final) with_lets_x<0, scalar_defer_mode<E, W, true>, false, T, 0, 0, false>(e_, lc, 0, ls, main, sdl_);
-    else with_lets_x<0, scalar_defer_mode<E, W, false>, false, T, 0, 0, false>(e_, lc, 0, ls, main, sdl_);
+    if (final) with_lets_x<0, scalar_defer_mode<E, W, true>, site::scalar, T, 0, 0>(e_, lc, 0, ls, main, sdl_);
+    else with_lets_x<0, scalar_defer_mode<E, W, false>, site::scalar, T, 0, 0>(e_, lc, 0, ls, main, sdl_);
   } else {
-    with_lets<0, true, false, T, 0, 0, false>(e_, lc, 0, ls, main);
+    with_lets<0, true, site::scalar, T, 0, 0>(e_, lc, 0, ls, main);
   }
   static_for<NR>([&](auto S) {
     if constexpr (P::info[S.value].depth == 0) ctx_.adj[S.value] = s.red[S.value];
@@ -136,7 +136,7 @@ constexpr void engine<E, T, W>::scalar_deferred_rules() {
 /// scalar variables; the adjoints of the outermost reductions in any case.
 template <class E, class T, class W>
 TAD_INLINE constexpr T engine<E, T, W>::top(bool final) {
-  if constexpr (region_has_lets<E, false>()) {
+  if constexpr (region_has_lets<E, site::scalar>()) {
     return top_lets(final);
   } else {
     sink<T, W, NR, NI, false> s{};
@@ -146,7 +146,7 @@ TAD_INLINE constexpr T engine<E, T, W>::top(bool final) {
     static_for<NV>([&](auto k) {
       if constexpr (W::template local_mask<E>.test(k.value)) s.var[k.value] = T(-0.0);
     });
-    const T value = forward_backward<T, 0, 0, false>(e_, ctx_, 0, T(1), s).v;
+    const T value = forward_backward<T, 0, 0, site::scalar>(e_, ctx_, 0, T(1), s).v;
     static_for<NR>([&](auto S) {
       if constexpr (P::info[S.value].depth == 0) ctx_.adj[S.value] = s.red[S.value];
     });

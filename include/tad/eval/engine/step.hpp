@@ -16,7 +16,7 @@ TAD_INLINE void engine<E, T, W>::step(const local& l, acc<V>& a, std::size_t i) 
   constexpr bool bwd = K == pass_kind::backward || K == pass_kind::fused || K == pass_kind::scaled;
   constexpr int depth = K == pass_kind::backward ? A : 0;
   if constexpr (K == pass_kind::store) {
-    simd::store_any(l.out + i, forward<V, 0, P::reduction_roots, true>(l.e, l.ctx, i).v);
+    simd::store_any(l.out + i, forward<V, 0, P::reduction_roots, site::loop>(l.e, l.ctx, i).v);
   } else {
     if constexpr (bwd) {
       static_for<NV>([&](auto k) TAD_INLINE_LAMBDA {
@@ -37,16 +37,16 @@ TAD_INLINE void engine<E, T, W>::step(const local& l, acc<V>& a, std::size_t i) 
       using Arg = std::remove_cvref_t<decltype(r.arg)>;
       if constexpr (has_deferred && bwd && backward_here<K, A, N>(I) && holds_deferred<S>) {
         step_lets_x<K, A, N, V, S>(r, l, a, i, xacc);
-      } else if constexpr ((forward_here<K, A, N>(I) || backward_here<K, A, N>(I)) && region_has_lets<Arg, true>()) {
+      } else if constexpr ((forward_here<K, A, N>(I) || backward_here<K, A, N>(I)) && region_has_lets<Arg, site::loop>()) {
         step_lets<K, A, N, V, S>(r, l, a, i);
       } else if constexpr (backward_here<K, A, N>(I) && !Op::needs_value) {
         // The argument's adjoint is known before its value: differentiate as it is evaluated.
         const T seed = K == pass_kind::scaled ? T(1) : l.ctx.adj[S];
         const V da = Op::backward(simd::splat<V>(seed), simd::splat<V>(0), l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
-        const auto t = forward_backward<V, AS, I.root_base, true>(r.arg, l.ctx, i, da, a.sk);
+        const auto t = forward_backward<V, AS, I.root_base, site::loop>(r.arg, l.ctx, i, da, a.sk);
         if constexpr (forward_here<K, A, N>(I)) accumulate_tree<Op, std::remove_cvref_t<decltype(r.arg)>>(a.fs[S], t);
       } else if constexpr (forward_here<K, A, N>(I) || backward_here<K, A, N>(I)) {
-        const auto t = forward<V, AS, I.root_base, true>(r.arg, l.ctx, i);
+        const auto t = forward<V, AS, I.root_base, site::loop>(r.arg, l.ctx, i);
         if constexpr (forward_here<K, A, N>(I)) accumulate_tree<Op, std::remove_cvref_t<decltype(r.arg)>>(a.fs[S], t);
         if constexpr (backward_here<K, A, N>(I)) {
           const V da = Op::backward(simd::splat<V>(l.ctx.adj[S]), t.v, l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
@@ -81,7 +81,7 @@ TAD_INLINE void engine<E, T, W>::step_lets(const R& r, const local& l, acc<V>& a
   constexpr reduction_info I = P::info[S];
   using Op = typename R::op_type;
   using Arg = std::remove_cvref_t<decltype(r.arg)>;
-  using Lets = lets_of_t<Arg, true, true>;
+  using Lets = region_lets_t<Arg, site::loop>;
   constexpr std::size_t AS = S + 1 - props<R>::reductions;
   std::array<V, Lets::size> env;  // NOLINT(cppcoreguidelines-pro-type-member-init): with_lets assigns each before use
   const auto lc = make_let_context<V, Lets>(l.ctx, env);
@@ -90,10 +90,10 @@ TAD_INLINE void engine<E, T, W>::step_lets(const R& r, const local& l, acc<V>& a
     if constexpr (backward_here<K, A, N>(I) && !Op::needs_value) {
       const T seed = K == pass_kind::scaled ? T(1) : l.ctx.adj[S];
       const V da = Op::backward(simd::splat<V>(seed), simd::splat<V>(0), l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
-      const auto t = forward_backward<V, AS, I.root_base, true>(r.arg, lc, i, da, ls);
+      const auto t = forward_backward<V, AS, I.root_base, site::loop>(r.arg, lc, i, da, ls);
       if constexpr (forward_here<K, A, N>(I)) accumulate_tree<Op, Arg>(a.fs[S], t);
     } else {
-      const auto t = forward<V, AS, I.root_base, true>(r.arg, lc, i);
+      const auto t = forward<V, AS, I.root_base, site::loop>(r.arg, lc, i);
       if constexpr (forward_here<K, A, N>(I)) accumulate_tree<Op, Arg>(a.fs[S], t);
       if constexpr (backward_here<K, A, N>(I)) {
         const V da = Op::backward(simd::splat<V>(l.ctx.adj[S]), t.v, l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
@@ -101,7 +101,7 @@ TAD_INLINE void engine<E, T, W>::step_lets(const R& r, const local& l, acc<V>& a
       }
     }
   };
-  with_lets<0, backward_here<K, A, N>(I), true, V, AS, I.root_base, true>(r.arg, lc, i, ls, main);
+  with_lets<0, backward_here<K, A, N>(I), site::loop, V, AS, I.root_base>(r.arg, lc, i, ls, main);
 }
 
 /// step_lets for reduction S's argument holding a deferred let, in a backward pass: a deferred
@@ -112,7 +112,7 @@ TAD_INLINE void engine<E, T, W>::step_lets_x(const R& r, const local& l, acc<V>&
   constexpr reduction_info I = P::info[S];
   using Op = typename R::op_type;
   using Arg = std::remove_cvref_t<decltype(r.arg)>;
-  using Lets = lets_of_t<Arg, true, true>;
+  using Lets = region_lets_t<Arg, site::loop>;
   constexpr std::size_t AS = S + 1 - props<R>::reductions;
   constexpr int depth = K == pass_kind::backward ? A : 0;
   std::array<V, Lets::size> env;  // NOLINT(cppcoreguidelines-pro-type-member-init): with_lets_x assigns each before use
@@ -122,16 +122,16 @@ TAD_INLINE void engine<E, T, W>::step_lets_x(const R& r, const local& l, acc<V>&
     if constexpr (!Op::needs_value) {
       const T seed = K == pass_kind::scaled ? T(1) : l.ctx.adj[S];
       const V da = Op::backward(simd::splat<V>(seed), simd::splat<V>(0), l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
-      const auto t = forward_backward<V, AS, I.root_base, true>(r.arg, lc, i, da, ls);
+      const auto t = forward_backward<V, AS, I.root_base, site::loop>(r.arg, lc, i, da, ls);
       if constexpr (forward_here<K, A, N>(I)) accumulate_tree<Op, Arg>(a.fs[S], t);
     } else {
-      const auto t = forward<V, AS, I.root_base, true>(r.arg, lc, i);
+      const auto t = forward<V, AS, I.root_base, site::loop>(r.arg, lc, i);
       if constexpr (forward_here<K, A, N>(I)) accumulate_tree<Op, Arg>(a.fs[S], t);
       const V da = Op::backward(simd::splat<V>(l.ctx.adj[S]), t.v, l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
       backward<AS, I.root_base>(r.arg, t, da, ls);
     }
   };
-  with_lets_x<0, defer_mode<E, W, depth, false>, true, V, AS, I.root_base, true>(r.arg, lc, i, ls, main, x);
+  with_lets_x<0, defer_mode<E, W, depth, false>, site::loop, V, AS, I.root_base>(r.arg, lc, i, ls, main, x);
 }
 
 /// The adjoints that the argument of reduction S, whose backward pass ran earlier, sends to the
@@ -143,7 +143,7 @@ TAD_INLINE void engine<E, T, W>::recompute_deferred(const R& r, const local& l, 
   constexpr reduction_info I = P::info[S];
   using Op = typename R::op_type;
   using Arg = std::remove_cvref_t<decltype(r.arg)>;
-  using Lets = lets_of_t<Arg, true, true>;
+  using Lets = region_lets_t<Arg, site::loop>;
   constexpr std::size_t AS = S + 1 - props<R>::reductions;
   sink<V, W, NR, NI, true> scratch;  // NOLINT(cppcoreguidelines-pro-type-member-init): zeroed below
   for (auto& v : scratch.var) v = simd::splat<V>(0);
@@ -155,14 +155,14 @@ TAD_INLINE void engine<E, T, W>::recompute_deferred(const R& r, const local& l, 
   auto main = [&]() TAD_INLINE_LAMBDA {
     if constexpr (!Op::needs_value) {
       const V da = Op::backward(simd::splat<V>(l.ctx.adj[S]), simd::splat<V>(0), l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
-      forward_backward<V, AS, I.root_base, true>(r.arg, lc, i, da, ls);
+      forward_backward<V, AS, I.root_base, site::loop>(r.arg, lc, i, da, ls);
     } else {
-      const auto t = forward<V, AS, I.root_base, true>(r.arg, lc, i);
+      const auto t = forward<V, AS, I.root_base, site::loop>(r.arg, lc, i);
       const V da = Op::backward(simd::splat<V>(l.ctx.adj[S]), t.v, l.ctx.val[S], l.ctx.aux[S], l.ctx.n);
       backward<AS, I.root_base>(r.arg, t, da, ls);
     }
   };
-  with_lets_x<0, defer_mode<E, W, 0, true>, true, V, AS, I.root_base, true>(r.arg, lc, i, ls, main, x);
+  with_lets_x<0, defer_mode<E, W, 0, true>, site::loop, V, AS, I.root_base>(r.arg, lc, i, ls, main, x);
 }
 
 /// At the end of element i of the backward loop of depth D over nest N: the recomputed
@@ -183,10 +183,10 @@ TAD_INLINE void engine<E, T, W>::deferred_rules(const local& l, acc<V>& a, std::
       const auto& owner = slot_ref<O>(l.e);
       constexpr std::size_t AS = O + 1 - props<std::remove_cvref_t<decltype(owner)>>::reductions;
       auto rule = [&]<std::size_t S2, std::size_t R2>(const Let& node) TAD_INLINE_LAMBDA {
-        const auto t = forward<V, S2, R2, true>(node.arg, l.ctx, i);
+        const auto t = forward<V, S2, R2, site::loop>(node.arg, l.ctx, i);
         backward<S2, R2>(node.arg, t, x.adj[k.value], a.sk);
       };
-      visit_first_let<Let, true, AS, P::info[O].root_base>(owner.arg, rule);
+      visit_first_let<Let, site::loop, AS, P::info[O].root_base>(owner.arg, rule);
     }
   });
 }
