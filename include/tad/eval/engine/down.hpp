@@ -159,10 +159,10 @@ TAD_AS_IN_CLASS void engine<E, T, W>::fold_acc(acc<V>& a, const acc<V>& o) {
 }
 
 /// The loop of a nest whose code reads reductions along axis 0 (`sum(X, axis<0>)`, one value
-/// per column): over its columns in blocks of U batches, then single batches, then single
+/// per column): over its columns in blocks of TAD_DOWN_BATCHES batches, then single batches, then single
 /// columns (down_block). The lanes of a batch are columns, so each point's sweep down the rows
 /// of a block accumulates W columns at once in one register per batch, and the nest's code
-/// reads the block's values as a batch; a block's columns (rows x U W elements) are read once
+/// reads the block's values as a batch; a block's columns (rows x TAD_DOWN_BATCHES W elements) are read once
 /// per sweep. Scalar variables' and loop invariants' adjoints sum over all blocks, as in loop().
 template <class E, class T, class W>
 template <pass_kind K, int A, std::size_t N>
