@@ -1,13 +1,17 @@
 #pragma once
 /// The MLP workload of issue 16 (doc/benchmarks.md "MLP"), shared by bench.mlp (against Eigen
-/// by hand, benchmark/mlp.cpp) and the opt-in bench.torch (against libtorch,
-/// benchmark/torch/torch.cpp): batch 256, 64 -> 256 (tanh) -> 10, mean softmax cross-entropy
-/// over class labels; the data, tad's expression and tad's timed loop, so both binaries time
-/// the same tad code on the same data.
+/// by hand, benchmark/mlp.cpp), the opt-in bench.torch (against libtorch,
+/// benchmark/torch/torch.cpp) and bench.icount (benchmark/icount/icount.cpp): batch 256,
+/// 64 -> 256 (tanh) -> 10, mean softmax cross-entropy over class labels; the data, tad's
+/// expression, the baseline by hand with Eigen, the check of tad against it and tad's timed
+/// loop, so the binaries time and count the same code on the same data.
 #include "harness.hpp"
 
 #include <tad/linalg.hpp>
 
+#include <Eigen/Core>
+
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <tuple>
@@ -51,6 +55,67 @@ T tad_step(data<T>& d) {
   const tad::program p(loss);
   return p.grad_into(tad::wrt(W1, d.g1), tad::wrt(B1, d.gb1), tad::wrt(W2, d.g2), tad::wrt(B2, d.gb2));
 }
+
+// ---- the baseline ---------------------------------------------------------------------------
+
+template <class T>
+using rm = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class T>
+using map = Eigen::Map<rm<T>>;
+template <class T>
+using cmap = Eigen::Map<const rm<T>>;
+
+/// The hand-written forward and backward (buffers allocated once, outside the timed loop).
+template <class T>
+struct eigen_mlp {
+  data<T>& d;
+  rm<T> h{batch, d_hidden}, z{batch, d_out}, dh{batch, d_hidden};
+  T step() {
+    const cmap<T> x(d.x.data(), batch, d_in), w1(d.w1.data(), d_in, d_hidden), w2(d.w2.data(), d_hidden, d_out);
+    const Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>> b1(d.b1.data(), d_hidden), b2(d.b2.data(), d_out);
+    h.noalias() = x * w1;
+    h = (h.rowwise() + b1).array().tanh().matrix();
+    z.noalias() = h * w2;
+    z.rowwise() += b2;
+    T loss = 0;
+    for (std::size_t i = 0; i < batch; ++i) {  // softmax cross-entropy per row, dZ in place
+      auto row = z.row(static_cast<Eigen::Index>(i));
+      const T m = row.maxCoeff();
+      const T s = (row.array() - m).exp().sum();
+      const auto label = static_cast<Eigen::Index>(d.labels[i]);
+      loss += std::log(s) + m - row(label);
+      row = ((row.array() - m).exp() / s).matrix() / T(batch);
+      row(label) -= T(1) / T(batch);
+    }
+    map<T> g2(d.g2.data(), d_hidden, d_out), g1(d.g1.data(), d_in, d_hidden);
+    Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>> gb2(d.gb2.data(), d_out), gb1(d.gb1.data(), d_hidden);
+    g2.noalias() = h.transpose() * z;
+    gb2 = z.colwise().sum();
+    dh.noalias() = z * w2.transpose();
+    dh.array() *= T(1) - h.array().square();
+    g1.noalias() = x.transpose() * dh;
+    gb1 = dh.colwise().sum();
+    return loss / T(batch);
+  }
+};
+
+/// tad's value and gradients must equal the baseline's (aborts otherwise): bench.mlp checks once
+/// per process before it times, bench.icount before it counts.
+template <class T>
+void check() {
+  data<T> a, b;
+  eigen_mlp<T> e{a};
+  const T want = e.step();
+  const T got = tad_step(b);
+  const double tol = sizeof(T) == 8 ? 1e-10 : 1e-4;
+  bench::expect_close("mlp loss", static_cast<double>(got), static_cast<double>(want), tol);
+  bench::expect_close<T>("mlp dW1", b.g1, a.g1, tol);
+  bench::expect_close<T>("mlp db1", b.gb1, a.gb1, tol);
+  bench::expect_close<T>("mlp dW2", b.g2, a.g2, tol);
+  bench::expect_close<T>("mlp db2", b.gb2, a.gb2, tol);
+}
+
+// ---- tad's timed loop -----------------------------------------------------------------------
 
 /// The timed loop of MLP{f,d}_tad: value and the four gradients per iteration.
 template <class T>

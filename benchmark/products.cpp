@@ -6,61 +6,19 @@
 //   benchmark/processes.py build/bench/benchmark/bench.products SQ 256 --processes 8 --baseline eigen
 //   benchmark/processes.py build/bench/benchmark/bench.products SQ 1024 --processes 4 --baseline eigen
 //   benchmark/processes.py build/bench/benchmark/bench.products SQ 4 --processes 6 --baseline eigen
-#include "harness.hpp"
+#include "products.hpp"
 
-#include <tad/linalg.hpp>
-
-#include <Eigen/Core>
+#include <benchmark/benchmark.h>
 
 #include <cstddef>
-#include <vector>
+#include <cstdint>
+#include <string>
 
 namespace {
 
-using rm = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-struct data {
-  std::size_t n;
-  std::vector<float> a = bench::normal<float>(n * n, 0, 1, 1), b = bench::normal<float>(n * n, 0, 1, 2);
-  std::vector<float> c = bench::normal<float>(n * n, 0, 1, 3);
-  std::vector<float> ga = std::vector<float>(n * n), gb = std::vector<float>(n * n);
-};
-
-struct eigen_sq {
-  data& d;
-  rm r{static_cast<Eigen::Index>(d.n), static_cast<Eigen::Index>(d.n)};
-  float step() {
-    const auto n = static_cast<Eigen::Index>(d.n);
-    const Eigen::Map<const rm> a(d.a.data(), n, n), b(d.b.data(), n, n), c(d.c.data(), n, n);
-    Eigen::Map<rm> ga(d.ga.data(), n, n), gb(d.gb.data(), n, n);
-    r.noalias() = a * b;
-    r -= c;
-    const float loss = r.squaredNorm();
-    r *= 2.0f;
-    ga.noalias() = r * b.transpose();
-    gb.noalias() = a.transpose() * r;
-    return loss;
-  }
-};
-
-auto tad_sq(data& d) {
-  const auto A = tad::var<"A">(d.a.data(), d.n, d.n);
-  const auto B = tad::var<"B">(d.b.data(), d.n, d.n);
-  const auto C = tad::constant(d.c.data(), d.n, d.n);
-  return std::tuple{tad::sum(tad::square(tad::matmul(A, B) - C)), A, B};
-}
-
-void check(std::size_t n) {
-  data x{n}, y{n};
-  eigen_sq e{x};
-  const float want = e.step();
-  auto [loss, A, B] = tad_sq(y);
-  const tad::program p(loss);
-  const float got = p.grad_into(tad::wrt(A, y.ga), tad::wrt(B, y.gb));
-  bench::expect_close("SQ loss", got, want, 1e-3);
-  bench::expect_close<float>("SQ dA", y.ga, x.ga, 1e-3, 10);
-  bench::expect_close<float>("SQ dB", y.gb, x.gb, 1e-3, 10);
-}
+// The data, tad's side, the baseline and the check are in benchmark/products.hpp (shared with
+// bench.icount).
+using bench::sq::check, bench::sq::data, bench::sq::eigen_sq, bench::sq::tad_sq;
 
 void sq_tad(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));

@@ -42,9 +42,10 @@ WORKLOADS = [
     ("W5", 200, True),
     ("W5tuple", 200, False),
     ("W5lit", 200, False),
-    ("LR", 10, False),
-    ("SQ4", 200, False),
-    ("MLP", 2, False),
+    ("LR", 10, True),
+    ("SMX", 1, True),
+    ("SQ4", 200, True),
+    ("MLP", 2, True),
 ] + [(f"F_{entry}", 200, False)
      for entry in ("grad", "grad_into", "value", "program", "vjp", "vjp_into", "baseline")]
 

@@ -5,13 +5,16 @@
 // runs one workload's call `calls` times between two callgrind toggles, after one call that is
 // not counted (what a first call does once, e.g. a program's workspace, is not a per-call cost),
 // so callgrind's total is exactly `calls` calls. The loops are the benchmarks' (benchmark/w*.cpp,
-// logreg.hpp, mlp.hpp, products.cpp), on the same data; before counting, tad's value is checked
-// against the baseline's where the workload has one here ("base"). Built with fixed flags
-// (-O3 -mavx2 -mfma, benchmark/icount/CMakeLists.txt), so the counts do not depend on the
+// logreg.hpp, softmax.hpp, mlp.hpp, products.hpp), on the same data; before counting, tad's value
+// is checked against the baseline's where the workload has one here ("base"; LR, MLP and SQ4 run
+// their benchmark's check, value and gradients against every baseline it has). Built with fixed
+// flags (-O3 -mavx2 -mfma, benchmark/icount/CMakeLists.txt), so the counts do not depend on the
 // machine. Without valgrind it just runs (the toggles do nothing).
 #include "../fixed_costs.hpp"
 #include "../logreg.hpp"
 #include "../mlp.hpp"
+#include "../products.hpp"
+#include "../softmax.hpp"
 #include "../workloads.hpp"
 
 #include <tad/linalg.hpp>
@@ -48,8 +51,8 @@ template <class F>
 
 int run(std::string_view w, bool tad_side, int calls) {
   constexpr double tol = bench::tolerance<double>::value;
-  // W1-W4 and LR (rows): N = 10^3, at run time as in the benchmarks (a constant N lets g++
-  // specialize the loops, and warn about their tails).
+  // W1-W4, LR (rows) and SMX (columns): N = 10^3, at run time as in the benchmarks (a constant N
+  // lets g++ specialize the loops, and warn about their tails).
   const volatile std::size_t n_runtime = 1000;
   const std::size_t n_small = n_runtime;
   if (w == "W1") {
@@ -142,35 +145,69 @@ int run(std::string_view w, bool tad_side, int calls) {
         benchmark::DoNotOptimize(r);
       });
     }
-  } else if (w == "LR" && tad_side) {
+  } else if (w == "LR") {
+    // Baseline: LR_xsimd (benchmark/logreg.hpp), the one doc/benchmarks.md's LR ratio is against.
+    bench::lr::check(n_small);
     const bench::lr::lr_problem pr(n_small);
     std::vector<double> g(bench::lr::features);
     const auto made = bench::lr::lr_expression(pr);
     const auto& wv = made.first;
     const auto& L = made.second;
-    count(calls, [&](int) { benchmark::DoNotOptimize(tad::grad_into(L, tad::wrt(wv, std::span<double>(g)))); });
-  } else if (w == "MLP" && tad_side) {
-    bench::mlp::data<float> d;
-    const auto made = bench::mlp::tad_loss(d);
-    const auto& W1 = std::get<1>(made);
-    const auto& B1 = std::get<2>(made);
-    const auto& W2 = std::get<3>(made);
-    const auto& B2 = std::get<4>(made);
-    const tad::program p(std::get<0>(made));
-    count(calls, [&](int) {
-      benchmark::DoNotOptimize(p.grad_into(tad::wrt(W1, d.g1), tad::wrt(B1, d.gb1), tad::wrt(W2, d.g2), tad::wrt(B2, d.gb2)));
+    if (tad_side) count(calls, [&](int) { benchmark::DoNotOptimize(tad::grad_into(L, tad::wrt(wv, std::span<double>(g)))); });
+    else count(calls, [&](int) { benchmark::DoNotOptimize(bench::lr::lr_xsimd(pr, g.data())); });
+  } else if (w == "SMX") {
+    // benchmark/softmax.cpp's SMX at 1,024 x 10^3 (its larger size); baseline: SMX_xsimd, the
+    // "store" loop per row (benchmark/softmax.hpp), the one doc/benchmarks.md's ratio is against.
+    const std::size_t cols = n_small;
+    const auto xs = bench::smx::smx_data(cols);
+    const auto gs = bench::smx::smx_weights(cols);
+    const auto made = bench::smx::smx_expression(xs, gs, cols);
+    const auto& X = made.first;
+    const auto& L = made.second;
+    std::vector<double> g(bench::smx::rows * cols), gb(bench::smx::rows * cols);
+    // Value and gradient against the counted baseline only (bench.softmax checks the others):
+    // under callgrind each of these calls costs seconds.
+    bench::expect_close("SMX value", tad::grad_into(L, tad::wrt(X, std::span<double>(g))),
+                        bench::smx::per_row(bench::smx::smx_xsimd_store, xs.data(), gs.data(), gb.data(), cols), tol);
+    bench::expect_close<double>("SMX gradient", g, gb, tol);
+    if (tad_side) count(calls, [&](int) { benchmark::DoNotOptimize(tad::grad_into(L, tad::wrt(X, std::span<double>(g)))); });
+    else count(calls, [&](int) {
+      benchmark::DoNotOptimize(bench::smx::per_row(bench::smx::smx_xsimd_store, xs.data(), gs.data(), g.data(), cols));
     });
-  } else if (w == "SQ4" && tad_side) {
+  } else if (w == "MLP") {
+    // Float, as MLPf; baseline: MLPf_eigen, the step by hand with Eigen (benchmark/mlp.hpp).
+    bench::mlp::check<float>();
+    bench::mlp::data<float> d;
+    if (tad_side) {
+      const auto made = bench::mlp::tad_loss(d);
+      const auto& W1 = std::get<1>(made);
+      const auto& B1 = std::get<2>(made);
+      const auto& W2 = std::get<3>(made);
+      const auto& B2 = std::get<4>(made);
+      const tad::program p(std::get<0>(made));
+      count(calls, [&](int) {
+        benchmark::DoNotOptimize(p.grad_into(tad::wrt(W1, d.g1), tad::wrt(B1, d.gb1), tad::wrt(W2, d.g2), tad::wrt(B2, d.gb2)));
+      });
+    } else {
+      bench::mlp::eigen_mlp<float> e{d};
+      count(calls, [&](int) { benchmark::DoNotOptimize(e.step()); });
+    }
+  } else if (w == "SQ4") {
     // benchmark/products.cpp's SQ at n = 4: a program call whose products are tiny, so its
-    // fixed cost shows.
+    // fixed cost shows. Baseline: SQ_eigen, the same by hand with Eigen (benchmark/products.hpp).
     constexpr std::size_t n = 4;
-    const auto a = bench::normal<float>(n * n, 0, 1, 1), b = bench::normal<float>(n * n, 0, 1, 2);
-    const auto c = bench::normal<float>(n * n, 0, 1, 3);
-    std::vector<float> ga(n * n), gb(n * n);
-    const auto A = tad::var<"A">(a.data(), n, n);
-    const auto B = tad::var<"B">(b.data(), n, n);
-    const tad::program p(tad::sum(tad::square(tad::matmul(A, B) - tad::constant(c.data(), n, n))));
-    count(calls, [&](int) { benchmark::DoNotOptimize(p.grad_into(tad::wrt(A, ga), tad::wrt(B, gb))); });
+    bench::sq::check(n);
+    bench::sq::data d{n};
+    if (tad_side) {
+      const auto made = bench::sq::tad_sq(d);
+      const auto& A = std::get<1>(made);
+      const auto& B = std::get<2>(made);
+      const tad::program p(std::get<0>(made));
+      count(calls, [&](int) { benchmark::DoNotOptimize(p.grad_into(tad::wrt(A, d.ga), tad::wrt(B, d.gb))); });
+    } else {
+      bench::sq::eigen_sq e{d};
+      count(calls, [&](int) { benchmark::DoNotOptimize(e.step()); });
+    }
   } else if (w.starts_with("F_") && tad_side) {
     // The fixed cost of one entry point (benchmark/fixed_costs.hpp): F_grad, F_grad_into, ...
     fixed_problem p;
