@@ -12,6 +12,7 @@
 #include <tad/eval/indexing.hpp>
 #include <tad/eval/extents.hpp>
 #include <tad/eval/slots.hpp>
+#include <tad/ops/reduction_concepts.hpp>
 
 #include <array>
 #include <cstddef>

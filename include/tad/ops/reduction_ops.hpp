@@ -15,6 +15,7 @@
 ///   sits in the state's `b` while the second sweep accumulates (engine::sweep).
 
 #include <tad/config.hpp>
+#include <tad/ops/reduction_concepts.hpp>
 #include <tad/simd/batch.hpp>
 #include <tad/simd/math.hpp>
 
@@ -212,12 +213,6 @@ struct logsumexp_op : reduction_base {
   template <class T> static constexpr T kept_scale(T dr, T value, T shift) { return dr * math::exp(shift - value); }
 };
 
-/// Is Op shifted: two forward sweeps, its shift_op's, then its own (see the top of this file)?
-template <class Op>
-concept shifted_reduction = requires { typename Op::shift_op; };
-/// May the lanes of Op's state be merged by one horizontal sum of `a`?
-template <class Op>
-concept merges_by_sum = requires { requires Op::merges_by_sum; };
 }  // namespace detail
 
 }  // namespace tad
