@@ -8,11 +8,11 @@ Usage:
 
 BENCH_ICOUNT is the bench.icount binary (benchmark/icount/: fixed flags -O3, x86-64 with AVX2
 and FMA). Each workload's call runs `calls` times under callgrind, which counts only between the
-program's two toggles (benchmark/icount/icount.cpp), so count / calls is exact and the same on
+program's two toggles (benchmark/icount/icount.hpp), so count / calls is exact and the same on
 every run of the same binary: a regression of one instruction per call shows.
 
 counts.txt records, per workload, tad's and the baseline's instructions per call (the baseline:
-the hand-written loop the benchmarks compare with, "-" where icount.cpp has none yet) and the
+the hand-written loop the benchmarks compare with, "-" where benchmark/icount/ has none yet) and the
 compiler that built them. The check fails when tad's count is more than 2 % above the record;
 a count 2 % below it is reported, so that the record is lowered in the commit that earned it.
 The recorded counts change only in a commit that says why (doc/benchmarks.md, "Instruction
@@ -33,7 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 COUNTS = os.path.join(HERE, "..", "benchmark", "icount", "counts.txt")
 THRESHOLD = 0.02
 
-# workload, calls counted, has a baseline in icount.cpp
+# workload, calls counted, has a baseline in benchmark/icount/
 WORKLOADS = [
     ("W1", 20, True),
     ("W2", 20, True),
