@@ -135,15 +135,17 @@ inline T hfold(const xsimd::batch<T, A>& v, F f) noexcept {
 }
 
 // Elementary functions on batches (the scalar versions live in tad/simd/math.hpp; exp is tad's
-// own kernel there, math::detail::exp_batch). log, log1p and expm1 are inlined whole, xsimd's
-// kernel included (`TAD_FLATTEN`): g++ otherwise calls them out of line from tad's loops,
-// spilling every live register around the call (1.46x -> 1.16x the hand-written loop in
-// benchmark CG). Flattening the others measured no gain.
+// own kernel there, math::detail::exp_batch). log, log1p, expm1 and sin are inlined whole,
+// xsimd's kernel included (`TAD_FLATTEN`): g++ otherwise calls them out of line from tad's
+// loops, spilling every live register around the call (log: 1.46x -> 1.16x the hand-written
+// loop in benchmark CG; sin with AVX-512, whose kernel is larger than AVX2's: W1 1.22x -> 1.10x
+// at N = 10^3, 1.38x -> 1.10x at 10^5). cos too, though g++ still calls xsimd's AVX-512 cos
+// kernel out of line, as in the hand-written loop. Flattening the others measured no gain.
 template <class B> TAD_FLATTEN inline B log(const B& x) noexcept { return xsimd::log(x); }
 template <class B> TAD_FLATTEN inline B log1p(const B& x) noexcept { return xsimd::log1p(x); }
 template <class B> TAD_FLATTEN inline B expm1(const B& x) noexcept { return xsimd::expm1(x); }
-template <class B> inline B sin(const B& x) noexcept { return xsimd::sin(x); }
-template <class B> inline B cos(const B& x) noexcept { return xsimd::cos(x); }
+template <class B> TAD_FLATTEN inline B sin(const B& x) noexcept { return xsimd::sin(x); }
+template <class B> TAD_FLATTEN inline B cos(const B& x) noexcept { return xsimd::cos(x); }
 template <class B> inline B tan(const B& x) noexcept { return xsimd::tan(x); }
 template <class B> inline B tanh(const B& x) noexcept { return xsimd::tanh(x); }
 template <class B> inline B sqrt(const B& x) noexcept { return xsimd::sqrt(x); }
