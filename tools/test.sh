@@ -95,8 +95,8 @@ run_stage() {
       # ~790 s in clang-san: now the opt-in stage fuzz).
       # -O1 (since issue 40, for the CI budget: a third less compile time than -O2; the tests
       # check values, not machine code). Optimized code still runs here: the benchmarks are
-      # compiled at -O3, and bench.icount (-O3) checks W1-W5 against their hand-written
-      # baselines before the test `icount` counts its instructions (benchmark/icount/).
+      # compiled at -O3, and bench.icount (-O3) checks every workload it counts (W1-W5, LR, SMX,
+      # SQ 4, MLP) against its hand-written baseline before the test `icount` counts (benchmark/icount/).
       stage_opt=-O1 build_and_test gcc g++ "" "" -- -DTAD_BUILD_TESTS=ON -DTAD_BUILD_EXAMPLES=ON -DTAD_BUILD_BENCHMARKS=ON \
         -DTAD_FUZZ_REPLAY=ON ;;
     clang-san)
