@@ -72,6 +72,10 @@ tad_cache_setup() {
     # first (+0.5 s per TU instead of +1.9 s, test/eval/contract.cpp); the inode cache hashes the
     # tests' 184 MB precompiled header once per run, not once per TU (a hit: 0.04 s, not 1.1 s).
     export CCACHE_DEPEND=true CCACHE_INODECACHE=true
+    # The sanitizer ignorelist by content, not by path: ccache's BASEDIR does not rewrite the path
+    # inside -fsanitize-ignorelist=, so the clone's absolute path made every clang-san compile
+    # miss in another clone.
+    export CCACHE_IGNOREOPTIONS='-fsanitize-ignorelist=*' CCACHE_EXTRAFILES=$tad_root/cmake/tad_ubsan_ignorelist.txt
     export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
     tad_launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   fi
