@@ -100,26 +100,42 @@ struct deferred_let {
   static constexpr bool in(std::size_t s) { return places.slot[s]; }
 };
 
-/// What with_lets_x does with the summed adjoint of a let in a region: runs the body's rule (0),
-/// adds it to the loop's accumulator of that let (1: a deferred let in the pass that runs its
-/// rule, or a recomputed region), or drops it (2: a deferred let in an earlier pass).
-template <class E, class W, int Depth, bool Recompute>
+/// What with_lets_x does with the summed adjoint of a let in a region: runs the body's rule
+/// there (run_rule), adds it to the accumulator of that let whose rule runs later
+/// (accumulate), or drops it (drop: another pass or call brings it).
+enum class let_adjoint { run_rule, accumulate, drop };
+
+/// Which run of a loop's region with_lets_x is in: a pass at its depth (pass) or a region
+/// recomputed for a deferred let's rule (recomputed).
+enum class region_run : bool { pass, recomputed };
+
+/// The let_adjoint of each let in a loop's region: a deferred let's adjoint is accumulated in
+/// the pass that runs its rule (its depth) and in a recomputed region, and dropped in an
+/// earlier pass; other lets run their rule.
+template <class E, class W, int Depth, region_run Run>
 struct defer_mode {
   template <class L>
-  static constexpr int mode = [] {
-    if constexpr (!deferred_let<E, W, L>::deferred) return 0;
-    else return Recompute || deferred_let<E, W, L>::depth == Depth ? 1 : 2;
+  static constexpr let_adjoint mode = [] {
+    if constexpr (!deferred_let<E, W, L>::deferred) return let_adjoint::run_rule;
+    else if constexpr (Run == region_run::recomputed || deferred_let<E, W, L>::depth == Depth) return let_adjoint::accumulate;
+    else return let_adjoint::drop;
   }();
 };
 
-/// What top_lets and backward_scalar_lets do with the summed adjoint of a let in their region:
-/// a deferred let's (deferred_let::scalar: no other deferred let can be there) is added to the
-/// engine's accumulator (1), or dropped by top(false) (2: its rule reaches only scalar
-/// variables, whose gradients that call does not keep); other lets run their rule (0).
-template <class E, class W, bool Final>
+/// Whether a call of top() keeps the scalar variables' gradients (keep: top(true)) or only the
+/// reductions' adjoints (drop: top(false)).
+enum class scalar_grads : bool { drop, keep };
+
+/// The let_adjoint of each let in top_lets' and backward_scalar_lets' regions: a deferred let's
+/// (deferred_let::scalar: no other deferred let can be there) is accumulated in the engine's
+/// accumulator, or dropped by top(false) (its rule reaches only scalar variables, whose
+/// gradients that call does not keep); other lets run their rule.
+template <class E, class W, scalar_grads Grads>
 struct scalar_defer_mode {
   template <class L>
-  static constexpr int mode = !deferred_let<E, W, L>::deferred ? 0 : Final ? 1 : 2;
+  static constexpr let_adjoint mode = !deferred_let<E, W, L>::deferred ? let_adjoint::run_rule
+                                      : Grads == scalar_grads::keep    ? let_adjoint::accumulate
+                                                                       : let_adjoint::drop;
 };
 
 /// The deferred lets of E, as the engine's loops ask about them.
@@ -162,7 +178,7 @@ struct deferred_acc {
 };
 
 /// with_lets for a backward pass over code that holds deferred lets (deferred_let): as
-/// with_lets with Bwd, except that what happens to each let's summed adjoint is Mode's choice,
+/// with_lets with let_rules::run, except that what happens to each let's summed adjoint is Mode's choice,
 /// and exported adjoints go to x.
 template <std::size_t K, class Mode, site At, class V, std::size_t Slot, std::size_t Root, class E,
           class LC, class LS, class Main, class X>
@@ -177,9 +193,9 @@ TAD_INLINE constexpr void with_lets_x(const E& e, const LC& lc, std::size_t i, L
       lc.env[K] = t.v;
       with_lets_x<K + 1, Mode, At, V, Slot, Root>(e, lc, i, ls, main, x);
       if constexpr (LS::template wants<L>) {
-        constexpr int m = Mode::template mode<L>;
-        if constexpr (m == 0) backward<S, R>(node.arg, t, ls.let[K], ls);
-        else if constexpr (m == 1) x.template add<L>(ls.let[K]);
+        constexpr let_adjoint m = Mode::template mode<L>;
+        if constexpr (m == let_adjoint::run_rule) backward<S, R>(node.arg, t, ls.let[K], ls);
+        else if constexpr (m == let_adjoint::accumulate) x.template add<L>(ls.let[K]);
       }
     };
     visit_first_let<L, At, Slot, Root>(e, body);

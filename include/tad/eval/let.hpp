@@ -111,9 +111,16 @@ TAD_INLINE constexpr void visit_first_let(const E& e, F& f) {
   }
 }
 
-/// Evaluates the K-th and later lets of the region code e, runs main(), then the lets' backward
-/// rules (with Bwd) on their summed adjoints in ls, last let first.
-template <std::size_t K, bool Bwd, site At, class V, std::size_t Slot, std::size_t Root, class E,
+/// Whether with_lets runs the lets' backward rules after the region's code: a backward pass
+/// does (run), a forward-only pass does not (skip).
+enum class let_rules : bool { skip, run };
+
+/// let_rules::run where `backward` (a constexpr test of the pass), else skip.
+constexpr let_rules let_rules_if(bool backward) { return backward ? let_rules::run : let_rules::skip; }
+
+/// Evaluates the K-th and later lets of the region code e, runs main(), then (Rules == run)
+/// the lets' backward rules on their summed adjoints in ls, last let first.
+template <std::size_t K, let_rules Rules, site At, class V, std::size_t Slot, std::size_t Root, class E,
           class LC, class LS, class Main>
 TAD_INLINE constexpr void with_lets(const E& e, const LC& lc, std::size_t i, LS& ls, Main& main) {
   using Lets = typename LC::lets;
@@ -124,8 +131,8 @@ TAD_INLINE constexpr void with_lets(const E& e, const LC& lc, std::size_t i, LS&
     auto body = [&]<std::size_t S, std::size_t R>(const L& node) TAD_INLINE_LAMBDA {
       const auto t = forward<V, S, R, At>(node.arg, lc, i);
       lc.env[K] = t.v;
-      with_lets<K + 1, Bwd, At, V, Slot, Root>(e, lc, i, ls, main);
-      if constexpr (Bwd && LS::template wants<L>) backward<S, R>(node.arg, t, ls.let[K], ls);
+      with_lets<K + 1, Rules, At, V, Slot, Root>(e, lc, i, ls, main);
+      if constexpr (Rules == let_rules::run && LS::template wants<L>) backward<S, R>(node.arg, t, ls.let[K], ls);
     };
     visit_first_let<L, At, Slot, Root>(e, body);
   }

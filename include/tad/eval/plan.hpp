@@ -187,11 +187,6 @@ struct plan {
     });
     return matrix;
   }
-  /// Is the k-th variable's gradient stored by an axis point's sweeps (point_stores)?
-  static constexpr bool point_stored(std::size_t k) {
-    for (std::size_t s = 0; s < reductions; ++s) if (point_stores(s, k)) return true;
-    return false;
-  }
   /// Does E hold a column anywhere?
   static constexpr bool has_columns = extents<E>::has_columns;
   /// Does E hold an axis point (sum(X, axis<1>))?

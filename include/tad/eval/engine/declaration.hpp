@@ -199,7 +199,7 @@ class engine {
   template <class V>
   struct acc {
     std::array<reduction_state<V>, NR> fs;
-    sink<V, W, NR, NI, true> sk;
+    sink<V, W, NR, NI, invariant_adjoints::summed> sk;
   };
 
   template <class V>

@@ -71,7 +71,7 @@ TAD_INLINE void engine<E, T, W>::point_step(const local& l, acc<V>& a, std::size
         const auto lc = make_let_context<V, Lets>(l.ctx, env);
         auto ls = make_let_sink<V, Lets>(a.sk);
         auto main = [&]() TAD_INLINE_LAMBDA { body(lc, ls); };
-        with_lets<0, bwd, site::loop, V, S, I.root_base>(r.arg, lc, j, ls, main);
+        with_lets<0, let_rules_if(bwd), site::loop, V, S, I.root_base>(r.arg, lc, j, ls, main);
       } else {
         body(l.ctx, a.sk);
       }

@@ -70,7 +70,7 @@ constexpr void engine<E, T, W>::backward_scalar(const N& e, T dy) {
     backward_scalar_lets<S>(e, dy);
   } else {
     const auto t = forward<T, S>(e, ctx_, 0);
-    sink<T, W, NR, NI, false> s{};
+    sink<T, W, NR, NI, invariant_adjoints::pushed> s{};
     backward<S>(e, t, dy, s);
     static_for<NR>([&](auto r) { ctx_.adj[r.value] += s.red[r.value]; });
     static_for<NV>([&](auto k) { scalar_grad_[k.value] += s.var[k.value]; });
@@ -84,14 +84,14 @@ constexpr void engine<E, T, W>::backward_scalar_lets(const N& e, T dy) {
   using Lets = region_lets_t<N, site::scalar>;
   std::array<T, Lets::size> env{};
   const auto lc = make_let_context<T, Lets>(ctx_, env);
-  sink<T, W, NR, NI, false> s{};
+  sink<T, W, NR, NI, invariant_adjoints::pushed> s{};
   auto ls = make_let_sink<T, Lets>(s);
   auto main = [&]() {
     const auto t = forward<T, S>(e, lc, 0);
     backward<S>(e, t, dy, ls);
   };
-  if constexpr (has_scalar_deferred) with_lets_x<0, scalar_defer_mode<E, W, true>, site::scalar, T, S, 0>(e, lc, 0, ls, main, sdl_);
-  else with_lets<0, true, site::scalar, T, S, 0>(e, lc, 0, ls, main);
+  if constexpr (has_scalar_deferred) with_lets_x<0, scalar_defer_mode<E, W, scalar_grads::keep>, site::scalar, T, S, 0>(e, lc, 0, ls, main, sdl_);
+  else with_lets<0, let_rules::run, site::scalar, T, S, 0>(e, lc, 0, ls, main);
   static_for<NR>([&](auto r) { ctx_.adj[r.value] += s.red[r.value]; });
   static_for<NV>([&](auto k) { scalar_grad_[k.value] += s.var[k.value]; });
 }
@@ -102,15 +102,15 @@ constexpr T engine<E, T, W>::top_lets(bool final) {
   using Lets = region_lets_t<E, site::scalar>;
   std::array<T, Lets::size> env{};
   const auto lc = make_let_context<T, Lets>(ctx_, env);
-  sink<T, W, NR, NI, false> s{};
+  sink<T, W, NR, NI, invariant_adjoints::pushed> s{};
   auto ls = make_let_sink<T, Lets>(s);
   T value = T(0);
   auto main = [&]() { value = forward_backward<T, 0, 0, site::scalar>(e_, lc, 0, T(1), ls).v; };
   if constexpr (has_scalar_deferred) {
-    if (final) with_lets_x<0, scalar_defer_mode<E, W, true>, site::scalar, T, 0, 0>(e_, lc, 0, ls, main, sdl_);
-    else with_lets_x<0, scalar_defer_mode<E, W, false>, site::scalar, T, 0, 0>(e_, lc, 0, ls, main, sdl_);
+    if (final) with_lets_x<0, scalar_defer_mode<E, W, scalar_grads::keep>, site::scalar, T, 0, 0>(e_, lc, 0, ls, main, sdl_);
+    else with_lets_x<0, scalar_defer_mode<E, W, scalar_grads::drop>, site::scalar, T, 0, 0>(e_, lc, 0, ls, main, sdl_);
   } else {
-    with_lets<0, true, site::scalar, T, 0, 0>(e_, lc, 0, ls, main);
+    with_lets<0, let_rules::run, site::scalar, T, 0, 0>(e_, lc, 0, ls, main);
   }
   static_for<NR>([&](auto S) {
     if constexpr (P::info[S.value].depth == 0) ctx_.adj[S.value] = s.red[S.value];
@@ -139,7 +139,7 @@ TAD_INLINE constexpr T engine<E, T, W>::top(bool final) {
   if constexpr (region_has_lets<E, site::scalar>()) {
     return top_lets(final);
   } else {
-    sink<T, W, NR, NI, false> s{};
+    sink<T, W, NR, NI, invariant_adjoints::pushed> s{};
     // A variable the scalar code reaches starts its sum at -0.0: -0.0 + d is d for every d, so
     // the compiler drops the first addition (0.0 + d is not d when d is -0.0); one E does not
     // reach keeps 0.0, its gradient.

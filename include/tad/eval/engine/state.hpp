@@ -27,15 +27,20 @@ struct context {
   std::size_t n = 0;
 };
 
+/// What a sink does with the adjoint of a loop invariant: sums it per loop, to be pushed once
+/// after the loop (summed: the sink of a loop), or pushes it on at once (pushed: the scalar
+/// code, where each invariant is met once).
+enum class invariant_adjoints : bool { pushed, summed };
+
 /// Adjoint accumulators: one per variable (array variables: the current element's sum of
-/// contributions; scalar variables: a running sum), one per reduction, and (in a loop, where
-/// `Defers`) one per loop invariant.
-template <class V, class W, std::size_t NR, std::size_t NI, bool Defers>
+/// contributions; scalar variables: a running sum), one per reduction, and (Inv == summed, in a
+/// loop) one per loop invariant.
+template <class V, class W, std::size_t NR, std::size_t NI, invariant_adjoints Inv>
 struct sink {
-  static constexpr bool defers = Defers;
+  static constexpr bool defers = Inv == invariant_adjoints::summed;
   std::array<V, W::size> var;
   std::array<V, NR> red;
-  std::array<V, Defers ? NI : 0> inv;
+  std::array<V, defers ? NI : 0> inv;
   template <class E>
   static constexpr bool wants = W::template reached<E>;
   template <class Leaf, class D>

@@ -101,7 +101,7 @@ TAD_INLINE void engine<E, T, W>::step_lets(const R& r, const local& l, acc<V>& a
       }
     }
   };
-  with_lets<0, backward_here<K, A, N>(I), site::loop, V, AS, I.root_base>(r.arg, lc, i, ls, main);
+  with_lets<0, let_rules_if(backward_here<K, A, N>(I)), site::loop, V, AS, I.root_base>(r.arg, lc, i, ls, main);
 }
 
 /// step_lets for reduction S's argument holding a deferred let, in a backward pass: a deferred
@@ -131,7 +131,7 @@ TAD_INLINE void engine<E, T, W>::step_lets_x(const R& r, const local& l, acc<V>&
       backward<AS, I.root_base>(r.arg, t, da, ls);
     }
   };
-  with_lets_x<0, defer_mode<E, W, depth, false>, site::loop, V, AS, I.root_base>(r.arg, lc, i, ls, main, x);
+  with_lets_x<0, defer_mode<E, W, depth, region_run::pass>, site::loop, V, AS, I.root_base>(r.arg, lc, i, ls, main, x);
 }
 
 /// The adjoints that the argument of reduction S, whose backward pass ran earlier, sends to the
@@ -145,7 +145,7 @@ TAD_INLINE void engine<E, T, W>::recompute_deferred(const R& r, const local& l, 
   using Arg = std::remove_cvref_t<decltype(r.arg)>;
   using Lets = region_lets_t<Arg, site::loop>;
   constexpr std::size_t AS = S + 1 - props<R>::reductions;
-  sink<V, W, NR, NI, true> scratch;  // NOLINT(cppcoreguidelines-pro-type-member-init): zeroed below
+  sink<V, W, NR, NI, invariant_adjoints::summed> scratch;  // NOLINT(cppcoreguidelines-pro-type-member-init): zeroed below
   for (auto& v : scratch.var) v = simd::splat<V>(0);
   for (auto& v : scratch.red) v = simd::splat<V>(0);
   for (auto& v : scratch.inv) v = simd::splat<V>(0);
@@ -162,7 +162,7 @@ TAD_INLINE void engine<E, T, W>::recompute_deferred(const R& r, const local& l, 
       backward<AS, I.root_base>(r.arg, t, da, ls);
     }
   };
-  with_lets_x<0, defer_mode<E, W, 0, true>, site::loop, V, AS, I.root_base>(r.arg, lc, i, ls, main, x);
+  with_lets_x<0, defer_mode<E, W, 0, region_run::recomputed>, site::loop, V, AS, I.root_base>(r.arg, lc, i, ls, main, x);
 }
 
 /// At the end of element i of the backward loop of depth D over nest N: the recomputed
