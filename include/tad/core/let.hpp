@@ -297,7 +297,7 @@ struct let_conflict {
   static constexpr bool same_bodies() {  // every let of E named like L has L's type
     bool ok = true;
     auto f = [&]<class X>(auto self) {
-      if constexpr (!is_leaf_v<X>) {
+      if constexpr (has_lets_v<X>) {  // (no walk below a subtree without lets)
         if constexpr (is_let_node_v<X>) {
           if constexpr (same_name<X::op_type::let_name, L::op_type::let_name>) ok = ok && std::is_same_v<X, L>;
         }
@@ -396,7 +396,7 @@ constexpr bool same_body(const E& a, const E& b) {
 /// different bodies are a compile error).
 template <class A, class B>
 constexpr void check_let_bindings(const A& a, const B& b) {
-  if constexpr (!is_leaf_v<B>) {
+  if constexpr (has_lets_v<A> && has_lets_v<B>) {  // (no walk below a subtree without lets)
     if constexpr (is_let_node_v<B>) {
       if constexpr (lets_of_t<A>::template contains<B>) {
         if (!same_body(first_let<B>(a), b)) {

@@ -234,7 +234,7 @@ template <std::size_t Slot, std::size_t Root, class E, class F>
 TAD_INLINE constexpr void visit_roots(const E& e, F& f) {
   if constexpr (props<E>::is_root) {
     f.template operator()<Slot, Root>(e);
-  } else if constexpr (!is_leaf_v<E> && !props<E>::is_reduction) {
+  } else if constexpr (!is_leaf_v<E> && !props<E>::is_reduction && props<E>::roots > 0) {  // (none below: no walk)
     static_for<E::arity>([&](auto k) TAD_INLINE_LAMBDA {
       visit_roots<child_slot<E, k.value, Slot>(), child_root<E, k.value, Root>()>(child<k.value>(e), f);
     });

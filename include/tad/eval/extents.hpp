@@ -25,14 +25,12 @@
 namespace tad::detail {
 
 template <class E>
+struct leaf_count_t : std::integral_constant<std::size_t, 1> {};
+template <class Op, class... C>
+struct leaf_count_t<node<Op, C...>> : std::integral_constant<std::size_t, (leaf_count_t<C>::value + ...)> {};
+template <class E>
 constexpr std::size_t leaf_count() {
-  if constexpr (is_leaf_v<E>) {
-    return 1;
-  } else {
-    std::size_t n = 0;
-    static_for<E::arity>([&](auto k) { n += leaf_count<child_t<k.value, E>>(); });
-    return n;
-  }
+  return leaf_count_t<E>::value;
 }
 
 template <class E, std::size_t K, std::size_t I>
@@ -42,27 +40,47 @@ constexpr std::size_t child_leaf_offset() {
   return n;
 }
 
-/// Calls `f.template operator()<I>(leaf)` for every leaf of e, I its position from the left.
-template <std::size_t I, class E, class F>
-TAD_INLINE constexpr void visit_leaves(const E& e, F&& f) {
-  if constexpr (is_leaf_v<E>) {
-    f.template operator()<I>(e);
+/// The child of M whose leaves hold M's I-th leaf (from the left, from 0).
+template <class M, std::size_t I>
+constexpr std::size_t child_with_leaf() {
+  std::size_t found = 0;
+  static_for<M::arity>([&](auto j) {
+    constexpr std::size_t first = child_leaf_offset<M, j.value, 0>();
+    if (first <= I && I < first + leaf_count<child_t<j.value, M>>()) found = j.value;
+  });
+  return found;
+}
+
+/// The I-th leaf of e from the left, by reference (const if e is).
+template <std::size_t I, class N>
+TAD_INLINE constexpr auto& leaf_ref(N& e) {
+  using M = std::remove_const_t<N>;
+  if constexpr (is_leaf_v<M>) {
+    return e;
   } else {
-    static_for<E::arity>([&](auto k) TAD_INLINE_LAMBDA {
-      visit_leaves<child_leaf_offset<E, k.value, I>()>(child<k.value>(e), f);
-    });
+    constexpr std::size_t k = child_with_leaf<M, I>();
+    return leaf_ref<I - child_leaf_offset<M, k, 0>()>(child<k>(e));
   }
 }
 
-/// Calls f(leaf) for every array leaf of e (for a column, its vector).
+/// Calls `f.template operator()<I>(leaf)` for every leaf of e, I its position from the left
+/// (from the first, I0). One loop over the leaves, each reached by leaf_ref (shared by every
+/// visitor of e's type): a walk of the tree per visitor was a function per node per visitor
+/// (doc/compile-times.md).
+template <std::size_t I0, class E, class F>
+TAD_INLINE constexpr void visit_leaves(const E& e, F&& f) {
+  static_for<leaf_count<E>()>([&](auto i) TAD_INLINE_LAMBDA { f.template operator()<I0 + i.value>(leaf_ref<i.value>(e)); });
+}
+
+/// Calls f(leaf) for every array leaf of e (for a column, its vector), from the left.
 template <class E, class F>
 constexpr void visit_arrays(const E& e, F&& f) {
-  if constexpr (is_leaf_v<E>) {
-    if constexpr (is_column_v<E>) f(e.vec);
-    else if constexpr (E::is_array) f(e);
-  } else {
-    static_for<E::arity>([&](auto k) { visit_arrays(child<k.value>(e), f); });
-  }
+  static_for<leaf_count<E>()>([&](auto i) {
+    const auto& leaf = leaf_ref<i.value>(e);
+    using L = std::remove_cvref_t<decltype(leaf)>;
+    if constexpr (is_column_v<L>) f(leaf.vec);
+    else if constexpr (L::is_array) f(leaf);
+  });
 }
 
 /// How a shape_error names an array leaf: "variable 'x'", or "a constant array (array k)",

@@ -55,7 +55,8 @@ constexpr bool opaque_to_rules() {
 /// two occurrences, whether or not a program finds them to be one computation at run time.
 template <class R, class E>
 constexpr std::size_t local_occurrences() {
-  if constexpr (opaque_to_rules<E>() || is_stage_op_node_v<E>) {
+  // (A subtree whose rules are all linear holds no R with a rule that is not: not walked.)
+  if constexpr (opaque_to_rules<E>() || is_stage_op_node_v<E> || (own_rule_nonlinear<R>() && props<E>::linear_rules)) {
     return 0;
   } else {
     std::size_t n = std::is_same_v<R, E> ? 1 : 0;

@@ -107,7 +107,7 @@ constexpr bool backward_in(const reduction_info& r) {
 /// (its adjoint is a structural zero: semantics.md, "no code runs").
 template <class W, class E>
 constexpr void collect(reduction_info* out, var_mask<W::size>* vars, std::size_t slot, int depth, bool live = true) {
-  if constexpr (!is_leaf_v<E>) {
+  if constexpr (props<E>::reductions > 0) {  // (no walk below a subtree without reductions)
     constexpr bool is_red = props<E>::is_reduction;
     constexpr bool is_point = props<E>::is_point;
     std::size_t s = slot;
@@ -135,46 +135,53 @@ constexpr void collect(reduction_info* out, var_mask<W::size>* vars, std::size_t
   }
 }
 
-/// Calls `f.template operator()<Slot>(r)` for every reduction node r of e, in post-order.
+template <std::size_t S, std::size_t Slot = 0, class N>
+TAD_INLINE constexpr auto& slot_ref(N& e);
+
+/// Calls `f.template operator()<S>(r)` for every reduction node r of e, in post-order (slot S,
+/// counted from e's first slot, Slot). One loop over the slots, each node reached by slot_ref:
+/// a walk of the whole tree per call was a function per node per visitor, thousands per TU
+/// (doc/compile-times.md).
 template <std::size_t Slot, class E, class F>
 TAD_INLINE constexpr void visit_reductions(const E& e, F& f) {
-  if constexpr (!is_leaf_v<E>) {
-    static_for<E::arity>([&](auto k) TAD_INLINE_LAMBDA { visit_reductions<child_slot<E, k.value, Slot>()>(child<k.value>(e), f); });
-    if constexpr (props<E>::is_reduction) f.template operator()<Slot + props<E>::reductions - 1>(e);
-  }
+  static_for<props<E>::reductions>([&](auto s) TAD_INLINE_LAMBDA { f.template operator()<Slot + s.value>(slot_ref<Slot + s.value, Slot>(e)); });
 }
 
-/// The reduction node of E at post-order slot S (E's first slot: Slot), as a type_identity.
+/// The child of M (first slot Slot) whose slots hold slot S (M's own slot excluded).
+template <class M, std::size_t S, std::size_t Slot>
+constexpr std::size_t child_with_slot() {
+  std::size_t found = M::arity;
+  static_for<M::arity>([&](auto j) {
+    constexpr std::size_t first = child_slot<M, j.value, Slot>();
+    if (first <= S && S < first + props<child_t<j.value, M>>::reductions) found = j.value;
+  });
+  return found;
+}
+
+/// The reduction node of E at post-order slot S (E's first slot: Slot), as a type_identity
+/// (void if E holds no such slot). Descends only into the child that holds S.
 template <class E, std::size_t S, std::size_t Slot = 0>
 constexpr auto slot_node() {
-  if constexpr (is_leaf_v<E>) {
+  if constexpr (S < Slot || S >= Slot + props<E>::reductions) {
     return std::type_identity<void>{};
   } else if constexpr (props<E>::is_reduction && Slot + props<E>::reductions - 1 == S) {
     return std::type_identity<E>{};
   } else {
-    return []<std::size_t... K>(std::index_sequence<K...>) {
-      return first_non_void(slot_node<child_t<K, E>, S, child_slot<E, K, Slot>()>()...);
-    }(std::make_index_sequence<E::arity>{});
+    constexpr std::size_t k = child_with_slot<E, S, Slot>();
+    return slot_node<child_t<k, E>, S, child_slot<E, k, Slot>()>();
   }
 }
 template <class E, std::size_t S>
 using slot_node_t = typename decltype(slot_node<E, S>())::type;
 
 /// The reduction node of e at post-order slot S (e's first slot: Slot), by reference (const if e is).
-template <std::size_t S, std::size_t Slot = 0, class N>
-constexpr auto& slot_ref(N& e) {
+template <std::size_t S, std::size_t Slot, class N>
+TAD_INLINE constexpr auto& slot_ref(N& e) {
   using M = std::remove_const_t<N>;
   if constexpr (props<M>::is_reduction && Slot + props<M>::reductions - 1 == S) {
     return e;
   } else {
-    constexpr std::size_t k = [] {
-      std::size_t found = 0;
-      static_for<M::arity>([&](auto j) {
-        constexpr std::size_t first = child_slot<M, j.value, Slot>();
-        if (first <= S && S < first + props<child_t<j.value, M>>::reductions) found = j.value;
-      });
-      return found;
-    }();
+    constexpr std::size_t k = child_with_slot<M, S, Slot>();
     return slot_ref<S, child_slot<M, k, Slot>()>(child<k>(e));
   }
 }

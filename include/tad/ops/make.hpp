@@ -151,10 +151,18 @@ constexpr const auto& first_var(const E& e) {
     return first_var<Name>(child<k>(e));
   }
 }
+/// Does E hold a named leaf (a variable) anywhere?
+template <class E>
+struct holds_names : std::bool_constant<requires { E::name; }> {};
+template <class Op, class... C>
+struct holds_names<node<Op, C...>> : std::bool_constant<(holds_names<C>::value || ...)> {};
+
 /// Throws when a variable of b is bound to other data than the same-named variable of a.
 template <class A, class B>
 constexpr void check_bindings(const A& a, const B& b) {
-  if constexpr (is_leaf_v<B>) {
+  if constexpr (!holds_names<A>::value || !holds_names<B>::value) {
+    // (no variable on one side: nothing to check, no walk below)
+  } else if constexpr (is_leaf_v<B>) {
     if constexpr (requires { B::name; }) {
       if constexpr (!std::is_void_v<typename var_named<A, B::name>::type>) {
         if (!same_binding(first_var<B::name>(a), named_leaf_of(b)))
@@ -192,6 +200,19 @@ constexpr auto make(const C&... c);
 template <class C>
 constexpr auto row_stage(const C& c);
 
+/// check_bindings, then (with lets) check_let_bindings, over every pair of a node's children
+/// (written out per arity: a compile-time loop here was six functions per node built).
+template <class A, class B>
+constexpr void check_child_pairs(const A& a, const B& b) {
+  check_bindings(a, b);
+  if constexpr (has_lets_v<A> && has_lets_v<B>) check_let_bindings(a, b);
+}
+template <class A, class B, class C>
+constexpr void check_child_pairs(const A& a, const B& b, const C& c) {
+  check_bindings(a, b), check_bindings(a, c), check_bindings(b, c);
+  if constexpr (has_lets_v<A> || has_lets_v<B> || has_lets_v<C>) check_let_bindings(a, b), check_let_bindings(a, c), check_let_bindings(b, c);
+}
+
 /// `node<Op, C...>{c...}` after checking that the children agree on their element type and on
 /// their variables (one name, one variable). After a reported misuse, passes it on silently.
 template <class Op, class... C>
@@ -213,21 +234,7 @@ constexpr auto make(const C&... c) {
   } else if constexpr (broadcasts_rule<Op, C...>()) {
     return make<Op>(row_stage(c)...);
   } else {
-    if constexpr (sizeof...(C) > 1) {
-      const std::tuple<const C&...> kids{c...};
-      static_for<sizeof...(C)>([&](auto i) {
-        static_for<sizeof...(C)>([&](auto j) {
-          if constexpr (i.value < j.value) check_bindings(std::get<i.value>(kids), std::get<j.value>(kids));
-        });
-      });
-      if constexpr (has_lets_v<N>) {
-        static_for<sizeof...(C)>([&](auto i) {
-          static_for<sizeof...(C)>([&](auto j) {
-            if constexpr (i.value < j.value) check_let_bindings(std::get<i.value>(kids), std::get<j.value>(kids));
-          });
-        });
-      }
-    }
+    if constexpr (sizeof...(C) > 1) check_child_pairs(c...);
     return N{c...};
   }
 }

@@ -66,8 +66,12 @@ concept bound_leaf = requires { requires E::bound; };
 /// gradient store might alias. A bound scalar variable reads through src: it points at its own
 /// val in the frozen copy (which is not copied again while it is used).
 template <class E>
+constexpr bool holds_ref();
+template <class E>
 constexpr void freeze(E& e) {
-  if constexpr (is_leaf_v<E>) {
+  if constexpr (!holds_ref<E>()) {
+    // (nothing to freeze: no walk below)
+  } else if constexpr (is_leaf_v<E>) {
     if constexpr (requires { e.src; }) {
       e.val = e.value();
       if constexpr (bound_leaf<E>) e.src = &e.val;
@@ -81,14 +85,12 @@ constexpr void freeze(E& e) {
 /// Does E hold a leaf that reads the caller's lvalue (`constant_ref`, a scalar variable bound to
 /// an lvalue)? freeze copies its value for the loops.
 template <class E>
+struct holds_ref_t : std::bool_constant<requires(E e) { e.src; }> {};
+template <class Op, class... C>
+struct holds_ref_t<node<Op, C...>> : std::bool_constant<(holds_ref_t<C>::value || ...)> {};
+template <class E>
 constexpr bool holds_ref() {
-  if constexpr (is_leaf_v<E>) {
-    return requires(E e) { e.src; };
-  } else {
-    bool r = false;
-    static_for<E::arity>([&](auto k) { r = r || holds_ref<child_t<k.value, E>>(); });
-    return r;
-  }
+  return holds_ref_t<E>::value;
 }
 
 /// Position (left to right, from `base`) of the first leaf of E named Name, or SIZE_MAX.
@@ -113,9 +115,14 @@ constexpr std::size_t first_leaf(std::size_t base) {
 /// Ops with parameters checked at evaluation time (clip_gradient's lo <= hi, read through
 /// constant_ref) declare `validate<T>(node)`; the engine calls it on every such node before any
 /// loop, so a bad parameter throws before anything is written.
+template <class E, class T>
+struct validates : std::false_type {};
+template <class Op, class... C, class T>
+struct validates<node<Op, C...>, T>
+    : std::bool_constant<requires(const node<Op, C...>& n) { Op::template validate<T>(n); } || (validates<C, T>::value || ...)> {};
 template <class T, class E>
 constexpr void validate(const E& e) {
-  if constexpr (!is_leaf_v<E>) {
+  if constexpr (validates<E, T>::value) {  // (no walk below a subtree without such an op)
     static_for<E::arity>([&](auto k) { validate<T>(child<k.value>(e)); });
     if constexpr (requires { E::op_type::template validate<T>(e); }) E::op_type::template validate<T>(e);
   }
