@@ -135,16 +135,17 @@ constexpr void collect(reduction_info* out, var_mask<W::size>* vars, std::size_t
   }
 }
 
-template <std::size_t S, std::size_t Slot = 0, class N>
-TAD_INLINE constexpr auto& slot_ref(N& e);
-
-/// Calls `f.template operator()<S>(r)` for every reduction node r of e, in post-order (slot S,
-/// counted from e's first slot, Slot). One loop over the slots, each node reached by slot_ref:
-/// a walk of the whole tree per call was a function per node per visitor, thousands per TU
-/// (doc/compile-times.md).
+/// Calls `f.template operator()<Slot>(r)` for every reduction node r of e, in post-order. It
+/// walks only the subtrees that hold a reduction (a walk of every node was a function per node
+/// per visitor, thousands per TU: doc/compile-times.md). (A loop over the slots reaching each
+/// node by slot_ref, as visit_leaves does, instantiates less, but changed g++'s inlining in W1's
+/// loop: xsimd's sin kernel was called out of line again, 1.10x -> 1.16x; decisions.md 62.)
 template <std::size_t Slot, class E, class F>
 TAD_INLINE constexpr void visit_reductions(const E& e, F& f) {
-  static_for<props<E>::reductions>([&](auto s) TAD_INLINE_LAMBDA { f.template operator()<Slot + s.value>(slot_ref<Slot + s.value, Slot>(e)); });
+  if constexpr (props<E>::reductions > 0) {
+    static_for<E::arity>([&](auto k) TAD_INLINE_LAMBDA { visit_reductions<child_slot<E, k.value, Slot>()>(child<k.value>(e), f); });
+    if constexpr (props<E>::is_reduction) f.template operator()<Slot + props<E>::reductions - 1>(e);
+  }
 }
 
 /// The child of M (first slot Slot) whose slots hold slot S (M's own slot excluded).
@@ -175,8 +176,8 @@ template <class E, std::size_t S>
 using slot_node_t = typename decltype(slot_node<E, S>())::type;
 
 /// The reduction node of e at post-order slot S (e's first slot: Slot), by reference (const if e is).
-template <std::size_t S, std::size_t Slot, class N>
-TAD_INLINE constexpr auto& slot_ref(N& e) {
+template <std::size_t S, std::size_t Slot = 0, class N>
+constexpr auto& slot_ref(N& e) {
   using M = std::remove_const_t<N>;
   if constexpr (props<M>::is_reduction && Slot + props<M>::reductions - 1 == S) {
     return e;
