@@ -21,8 +21,13 @@ A loop is an instruction range closed by a backward jump (from the jump's target
 Per workload it reports
   same                  every loop and every other instruction equal;
   prologue changed only the loops equal, code outside them differs (set-up, shape checks, ...);
-  loops changed         a loop differs, or loops were added or removed: a unified diff of the
-                        changed loops (first --diff-lines lines).
+  loops changed         a loop differs, or loops were added or removed: the changed loops'
+                        instruction counts and calls on each side (a kernel that inlining moved
+                        out of the loop shows as a call), then a unified diff of them (first
+                        --diff-lines lines);
+  loops changed in register names only
+                        the changed loops are the same instructions with other registers
+                        (g++'s allocation moves with unrelated changes): no diff printed.
 Functions whose name matches --cold (default: the standard library and tad's error-message and
 binding-check helpers) are followed but their loops count as prologue: they build exception
 messages and run before or instead of the evaluation, not in it.
@@ -289,6 +294,31 @@ def describe(binary, root_name, cold):
     return loops, other_lines
 
 
+REG_RE = re.compile(r"%([xyz]mm[0-9]+|k[0-7]|r[0-9]+[dwb]?|[re]?[abcd]x|[re]?[sd]il?|[re]?[sb]pl?|[abcd]l)\b")
+
+
+def canon(body):
+    """body with its registers renamed in order of first use: loops equal under canon differ in
+    register names only (g++'s allocation moves with unrelated changes to the TU)."""
+    names = {}
+
+    def repl(m):
+        r = m.group(1)
+        kind = r[0] if r[0] in "xyzk" else "g"
+        return names.setdefault(r, f"%{kind}{len(names)}")
+
+    return tuple(REG_RE.sub(repl, line) for line in body)
+
+
+def summary(loops):
+    """Instructions and calls of the given loops: a kernel now called out of line (an inlining
+    decision) shows as a call here, where the first lines of a diff may show only renamings."""
+    n = sum(len(b) for _, b in loops)
+    calls = Counter(line.split(" ", 1)[1] for _, b in loops for line in b if line.startswith("call"))
+    listed = ", ".join(f"{c}x {name}" for name, c in sorted(calls.items())) or "none"
+    return f"{n} instructions, calls: {listed}"
+
+
 def compare(db, dn, diff_lines):
     """(changed?, report lines) for the loops of one workload in BASE (db) and NEW (dn). Loops are
     matched by their bodies, wherever they are: a loop that moved into another function (an
@@ -312,8 +342,12 @@ def compare(db, dn, diff_lines):
             only_new.append((key, body))
     if not only_base and not only_new:
         return False, []
+    if Counter(canon(b) for _, b in only_base) == Counter(canon(b) for _, b in only_new):
+        return True, [f"register names only: {len(only_base)} of {len(bl)} loops have the same "
+                      f"instructions with other registers"]
     report = [f"{len(only_base)} of {len(bl)} loops of BASE have no equal loop in NEW "
-              f"({len(only_new)} of {len(nl)} the other way):"]
+              f"({len(only_new)} of {len(nl)} the other way):",
+              f"BASE's: {summary(only_base)}", f"NEW's: {summary(only_new)}"]
     shown = 0
     pending = list(only_new)
     for kb, lb in only_base:
@@ -392,7 +426,8 @@ def main():
         loops_changed, report = compare(db, dn, args.diff_lines)
         if loops_changed:
             changed = True
-            print(f"{label}{w}: loops changed")
+            renamed = len(report) == 1 and report[0].startswith("register names only")
+            print(f"{label}{w}: {'loops changed in register names only' if renamed else 'loops changed'}")
             for s in report:
                 print("    " + s)
         elif db[1] != dn[1]:
