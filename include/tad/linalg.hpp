@@ -6,4 +6,5 @@
 
 #include <tad/eval/program.hpp>
 #include <tad/ops/linalg.hpp>
+#include <tad/ops/scan.hpp>
 #include <tad/tad.hpp>

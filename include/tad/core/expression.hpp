@@ -110,7 +110,7 @@ template <class Op>
 constexpr bool op_is_column_point() {
   if constexpr (requires { Op::is_column_point; }) return Op::is_column_point; else return false;
 }
-/// A product (ops/linalg.hpp: matmul, outer): its rank is `Op::result_rank` of its operands'.
+/// A product (ops/linalg.hpp: matmul, outer): its rank is `Op::result_rank` of its operands' (as a scan's).
 template <class Op>
 constexpr bool op_is_product() {
   if constexpr (requires { Op::is_product; }) return Op::is_product; else return false;
@@ -119,7 +119,9 @@ template <class E>
 struct props;
 template <class Op, class... C>
 constexpr int node_rank(int elementwise) {
-  if constexpr (op_is_product<Op>()) return Op::result_rank(props<C>::rank...); else return elementwise;
+  // A product, a scan (ops/scan.hpp): the op says.
+  if constexpr (requires { Op::result_rank(props<C>::rank...); }) return Op::result_rank(props<C>::rank...);
+  else return elementwise;
 }
 template <class Op>
 constexpr bool op_is_mask() {

@@ -9,3 +9,4 @@
 
 #include <tad/eval/program/api.hpp>
 #include <tad/eval/program/backward.hpp>
+#include <tad/eval/program/scan.hpp>

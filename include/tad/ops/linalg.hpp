@@ -58,6 +58,13 @@ template <class Op, class B>
   requires requires { Op::is_stage; }
 inline constexpr bool is_stage_op_node_v<node<Op, B>> = true;
 
+/// Is E a scan (ops/scan.hpp: a loop over time, which a program materializes)?
+template <class E>
+inline constexpr bool is_scan_node_v = false;
+template <class Op, class A, class B, class C>
+  requires requires { Op::is_scan; }
+inline constexpr bool is_scan_node_v<node<Op, A, B, C>> = true;
+
 /// Does E hold a product or a stage (a node whose program materializes it)? Such an expression
 /// is evaluated by a tad::program (<tad/linalg.hpp>).
 template <class E>
@@ -65,7 +72,8 @@ struct has_products : std::false_type {};
 template <class Op, class... C>
 struct has_products<node<Op, C...>>
     : std::bool_constant<is_product_node_v<node<Op, C...>> || is_transpose_node_v<node<Op, C...>> ||
-                         is_stage_op_node_v<node<Op, C...>> || (has_products<C>::value || ...)> {};
+                         is_stage_op_node_v<node<Op, C...>> || is_scan_node_v<node<Op, C...>> ||
+                         (has_products<C>::value || ...)> {};
 template <class E>
 inline constexpr bool has_products_v = has_products<std::remove_cvref_t<E>>::value;
 

@@ -257,7 +257,9 @@ void program<E>::backward(const N& n, const results& r, std::size_t base, const 
     if (skip_[k]) return;  // its adjoint went to its original
     if constexpr (live) gather_aliases<X...>(r, k);
   }
-  if constexpr (!detail::is_leaf_v<N>) {
+  if constexpr (detail::is_scan_node_v<N>) {
+    if constexpr (live) scan_backward(n, r, base, scratch, t...);  // its children's stages too
+  } else if constexpr (!detail::is_leaf_v<N>) {
     if constexpr (detail::is_stage_let<N>() && !detail::is_forwarding_let<N>() && live) {
       // A staged let: its body's backward, seeded with its summed adjoint.
       const std::size_t k = base + detail::count_products<N>() - 1;

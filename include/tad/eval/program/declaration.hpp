@@ -39,6 +39,19 @@ namespace tad {
 namespace detail {
 /// The seed of program::grad_with for grad_into: none (the top is the scalar E).
 struct no_seed {};
+/// A scan's buffers in the workspace (offsets) and its shapes (eval/program/scan.hpp).
+struct scan_layout {
+  std::size_t steps = 0;                       // T
+  std::size_t carry = 0;                       // elements of a carry
+  std::size_t carry_rows = 0, carry_cols = 0;  // its shape (a vector of n: n x 1)
+  std::size_t input = 0;                       // elements of a step's input
+  std::size_t in_rows = 0, in_cols = 0;        // its shape (a vector of n: n x 1)
+  std::size_t states = 0;                      // T + 1 carries, h0's first
+  std::size_t xs = 0;                          // xs, evaluated: T inputs
+  std::size_t dc = 0, dn = 0;                  // the carry's adjoint after a step, and before it
+  std::size_t dxs = 0;                         // xs's adjoint: T inputs
+  std::size_t scratch = 0;                     // the placeholders' gradient scratch: a carry, an input
+};
 template <class S>
 inline constexpr bool is_wrt_target_v = false;
 template <class X, class T>
@@ -195,6 +208,7 @@ class program {
   std::array<bool, stages> matmul_{};     // a product (not a staged let)
   std::array<const void*, stages> tag_{};   // the node type of an outermost product
   std::array<const void*, stages> node_{};  // ... and the node, during construction
+  std::array<detail::scan_layout, stages> scans_{};  // a scan's buffers (eval/program/scan.hpp)
   template <class N>
   static constexpr char type_tag = 0;
   using top_t = std::remove_cvref_t<decltype(detail::lower<0>(std::declval<const E&>(), std::declval<const results&>()))>;
@@ -265,7 +279,9 @@ class program {
   /// logits) share their code.
   template <class N, bool Outer>
   void plan(const N& n, std::size_t& size, std::size_t base) {
-    if constexpr (!detail::is_leaf_v<N>) {
+    if constexpr (detail::is_scan_node_v<N>) {
+      plan_scan(n, size, base);
+    } else if constexpr (!detail::is_leaf_v<N>) {
       constexpr bool product = detail::is_product_node_v<N>;
       [&]<std::size_t... K>(std::index_sequence<K...>) {
         (plan<detail::child_t<K, N>, Outer && !detail::is_stage_node_v<N>>(detail::child<K>(n), size,
@@ -327,6 +343,25 @@ class program {
       }
     }
   }
+
+  // ---- scans (eval/program/scan.hpp) --------------------------------------------------
+
+  /// The shape of the value of l (lowered; a vector: n x 1), checked (a tad::shape_error).
+  template <int R, class L>
+  static std::array<std::size_t, 2> value_shape(const L& l);
+  /// l's value into `count` elements at out.
+  template <class L>
+  static void evaluate_into(const L& l, T* out, std::size_t count);
+  template <class N>
+  void plan_scan(const N& n, std::size_t& size, std::size_t base);
+  template <class N>
+  void scan_forward(const N& n, const results& r, std::size_t base) const;
+  template <class N, class... X, class... T2>
+  void scan_backward(const N& n, const results& r, std::size_t base, const std::array<T*, sizeof...(X)>& scratch,
+                     const wrt_target<X, T2>&... t) const;
+  template <class N, class... X, class... T2>
+  void scan_body_backward(const N& n, const results& r, std::size_t base, std::size_t step, std::size_t seed,
+                          const std::array<T*, sizeof...(X)>& scratch, const wrt_target<X, T2>&... t) const;
 
   /// Stage k, whose subtree's stages start at base, is stage j's value: it shares j's result,
   /// and neither it nor the stages inside it run (forward or backward); its adjoint is added
@@ -418,7 +453,9 @@ class program {
     if constexpr (detail::is_stage_node_v<N>) {
       if (skip_[base + detail::count_products<N>() - 1]) return;  // an alias: its original computes it
     }
-    if constexpr (!detail::is_leaf_v<N>) {
+    if constexpr (detail::is_scan_node_v<N>) {
+      scan_forward(n, r, base);
+    } else if constexpr (!detail::is_leaf_v<N>) {
       [&]<std::size_t... K>(std::index_sequence<K...>) {
         (forward(detail::child<K>(n), r, base + detail::child_offset<N, K, 0>()), ...);
       }(std::make_index_sequence<N::arity>{});

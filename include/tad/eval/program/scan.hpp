@@ -1,0 +1,265 @@
+#pragma once
+/// tad::program's scans (ops/scan.hpp; doc/loops.md, decisions.md 63). A scan is a stage: its
+/// value (the last carry, or every carry) is a buffer of the workspace that the expression
+/// around it reads as a leaf, and its adjoint a buffer the engine writes. Its body is a subtree
+/// of the expression, planned once (its products' buffers, for the carry's and input's shapes)
+/// and run at each step on a copy of it whose placeholders view that step's carry and input.
+///
+/// Forward: h0 into the first carry, xs into its buffer, then per step the body's stages and
+/// its value into the next carry; all T + 1 carries are kept. Backward, per step from the last:
+/// the body's stages again (their buffers hold one step at a time), then the body's
+/// vector-Jacobian product seeded with the carry's adjoint: the parameters' gradients added to
+/// the targets, the carry's adjoint before the step (plus a per-step output's, with
+/// every_step) and the input's. Last, h0's and xs's adjoints go into their expressions.
+
+#include <tad/core/errors.hpp>
+#include <tad/eval/program/declaration.hpp>
+#include <tad/ops/scan.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <limits>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace tad {
+
+namespace detail {
+
+/// Where a body's placeholders look at one step: the carry and the input, with their shapes.
+template <class T>
+struct scan_binding {
+  const T* carry = nullptr;
+  const T* input = nullptr;
+  const scan_layout* s = nullptr;
+};
+
+/// The placeholder leaf P (the carry or the input) viewing b's data, of b's shape.
+template <class P, class T>
+constexpr P scan_placeholder(const scan_binding<T>& b) {
+  constexpr bool carry = contains_var<P, "@carry">::value;
+  P l{};
+  l.data = carry ? b.carry : b.input;
+  const std::size_t rows = carry ? b.s->carry_rows : b.s->in_rows;
+  const std::size_t cols = carry ? b.s->carry_cols : b.s->in_cols;
+  l.size = rows * cols;
+  if constexpr (leaf_rank<P>() == 2) l.rows = rows, l.cols = cols;
+  return l;
+}
+
+/// A copy of the body e whose placeholders view b's carry and input (nothing else changes; a
+/// subtree without a placeholder is copied whole).
+template <class E, class T>
+constexpr auto rebind_scan(const E& e, const scan_binding<T>& b) {
+  if constexpr (is_leaf_v<E>) {
+    if constexpr (is_scan_placeholder_v<E>) return scan_placeholder<E>(b); else return e;
+  } else if constexpr (!contains_var<E, "@carry">::value && !contains_var<E, "@in">::value) {
+    return e;
+  } else {
+    return [&]<std::size_t... K>(std::index_sequence<K...>) {
+      return rebuild(e.op, rebind_scan(child<K>(e), b)...);
+    }(std::make_index_sequence<E::arity>{});
+  }
+}
+
+}  // namespace detail
+
+template <class E>
+template <int R, class L>
+std::array<std::size_t, 2> program<E>::value_shape(const L& l) {
+  if constexpr (detail::is_leaf_v<L>) {
+    if constexpr (R == 2) return {l.rows, l.cols}; else return {l.size, 1};
+  } else if constexpr (R == 2) {
+    (void)detail::bind_extents(l);  // throws for operands of different shapes
+    const detail::matrix_shape s = detail::top_shape(l);
+    return {s.rows, s.cols};
+  } else {
+    return {detail::top_length<L>(detail::bind_extents(l)), 1};
+  }
+}
+
+template <class E>
+template <class L>
+void program<E>::evaluate_into(const L& l, T* out, std::size_t count) {
+  if constexpr (detail::is_leaf_v<L> && !requires { l.ld; } && !requires { l.stride; }) {
+    std::copy_n(l.data, count, out);  // a contiguous view (a variable, a constant, a stage's result)
+  } else {
+    tad::evaluate(detail::canonical(l), std::span<T>(out, count));
+  }
+}
+
+/// Plans scan n (stage k): h0's and xs's stages, the shapes (T from xs's rows), the body's
+/// stages for those shapes, and the scan's buffers.
+template <class E>
+template <class N>
+void program<E>::plan_scan(const N& n, std::size_t& size, std::size_t base) {
+  using A = std::remove_cvref_t<decltype(n.a)>;
+  using B = std::remove_cvref_t<decltype(n.b)>;
+  using Body = std::remove_cvref_t<decltype(n.c)>;
+  static_assert(!detail::has_stage_lets<Body>(),
+                "tad::scan(step, h0, xs): a let of an array that holds a matrix product or a rule not linear in "
+                "the adjoint is not supported inside a scan's body yet; use the expression itself");
+  constexpr int rank = detail::props<A>::rank;
+  constexpr std::size_t xoff = detail::child_offset<N, 1, 0>(), boff = detail::child_offset<N, 2, 0>();
+  const std::size_t k = base + detail::count_products<N>() - 1;
+  plan<A, false>(n.a, size, base);
+  plan<B, false>(n.b, size, base + xoff);
+  const auto h = value_shape<rank>(detail::lower<0>(n.a, shapes_, base));
+  const auto x = value_shape<2>(detail::lower<0>(n.b, shapes_, base + xoff));
+  detail::scan_layout& s = scans_[k];
+  s.carry_rows = h[0], s.carry_cols = h[1], s.carry = h[0] * h[1];
+  if constexpr (rank == 2) {
+    // A batch of B carries: step t's input is rows t B .. t B + B - 1 of xs.
+    const std::size_t batch = h[0];
+    if ((batch == 0 && x[0] != 0) || (batch != 0 && x[0] % batch != 0)) {
+      throw shape_error::with_message("tad::scan(step, h0, xs): h0 is " + detail::shape_string(h[0], h[1]) +
+                                          ", xs is " + detail::shape_string(x[0], x[1]) +
+                                          ": xs's rows must be a multiple of h0's (a block of rows per step)",
+                                      batch, x[0]);
+    }
+    s.steps = batch == 0 ? 0 : x[0] / batch;
+    s.in_rows = batch, s.in_cols = x[1];
+  } else {
+    s.steps = x[0];
+    s.in_rows = x[1], s.in_cols = 1;
+  }
+  s.input = s.in_rows * s.in_cols;
+  // The body's stages, planned for these shapes (on a copy whose placeholders view nothing).
+  const detail::scan_binding<T> shapes{nullptr, nullptr, &s};
+  const auto body = detail::rebind_scan(n.c, shapes);
+  plan<Body, false>(body, size, base + boff);
+  for (std::size_t q = base + boff; q < k; ++q) node_[q] = nullptr;  // (body is a local)
+  const auto y = value_shape<rank>(detail::lower<0>(body, shapes_, base + boff));
+  if (y != h) {
+    throw shape_error::with_message("tad::scan(step, h0, xs): step(h, x) returns " +
+                                        detail::shape_string(y[0], y[1]) + " for a carry h of " +
+                                        detail::shape_string(h[0], h[1]) + ": the new carry must have h0's shape",
+                                    s.carry, y[0] * y[1]);
+  }
+  const std::size_t big = std::numeric_limits<std::size_t>::max() / 4;
+  if (s.carry != 0 && s.steps + 1 > big / s.carry) throw std::length_error("tad::scan: the carries' size overflows");
+  const auto take = [&](std::size_t count) {
+    const std::size_t at = size;
+    size += count;
+    return at;
+  };
+  s.states = take((s.steps + 1) * s.carry);
+  s.xs = take(s.steps * s.input);
+  s.dc = take(s.carry);
+  s.dn = take(s.carry);
+  s.dxs = take(s.steps * s.input);
+  s.scratch = take(s.carry + s.input);
+  constexpr bool last = N::op_type::result == scan_result::last;
+  if constexpr (last) {
+    shapes_.rows[k] = h[0], shapes_.cols[k] = h[1];
+    shapes_.offset[k] = s.states + s.steps * s.carry;
+  } else {
+    // Stacked: a vector carry's T rows, a matrix carry's T blocks of rows.
+    shapes_.rows[k] = rank == 2 ? s.steps * h[0] : s.steps;
+    shapes_.cols[k] = rank == 2 ? h[1] : h[0];
+    shapes_.offset[k] = s.states + s.carry;
+  }
+  layout_[k].dy = take(s.carry * (last ? 1 : s.steps));
+  alias_[k] = k;
+}
+
+/// Scan n's forward (n's first stage is stage `base`): every carry into its buffer.
+template <class E>
+template <class N>
+void program<E>::scan_forward(const N& n, const results& r, std::size_t base) const {
+  constexpr std::size_t xoff = detail::child_offset<N, 1, 0>(), boff = detail::child_offset<N, 2, 0>();
+  const detail::scan_layout& s = scans_[base + detail::count_products<N>() - 1];
+  forward(n.a, r, base);
+  forward(n.b, r, base + xoff);
+  T* states = r.ws + s.states;
+  const T* xs = r.ws + s.xs;
+  evaluate_into(detail::lower<0>(n.a, r, base), states, s.carry);
+  evaluate_into(detail::lower<0>(n.b, r, base + xoff), r.ws + s.xs, s.steps * s.input);
+  for (std::size_t t = 0; t < s.steps; ++t) {
+    const auto body = detail::rebind_scan(n.c, detail::scan_binding<T>{states + t * s.carry, xs + t * s.input, &s});
+    forward(body, r, base + boff);
+    evaluate_into(detail::lower<0>(body, r, base + boff), states + (t + 1) * s.carry, s.carry);
+  }
+}
+
+/// One step's backward: the body's stages recomputed, then its vector-Jacobian product seeded
+/// with the carry's adjoint at `seed`, into the targets t (the parameters', the carry's, the
+/// input's), then the body's stages' backward.
+template <class E>
+template <class N, class... X, class... T2>
+void program<E>::scan_body_backward(const N& n, const results& r, std::size_t base, std::size_t step,
+                                    std::size_t seed, const std::array<T*, sizeof...(X)>& scratch,
+                                    const wrt_target<X, T2>&... t) const {
+  using Body = std::remove_cvref_t<decltype(n.c)>;
+  constexpr std::size_t boff = detail::child_offset<N, 2, 0>();
+  const detail::scan_layout& s = scans_[base + detail::count_products<N>() - 1];
+  const auto body = detail::rebind_scan(
+      n.c, detail::scan_binding<T>{r.ws + s.states + step * s.carry, r.ws + s.xs + step * s.input, &s});
+  forward(body, r, base + boff);
+  seeded_backward<Body>(detail::lower<0>(body, r, base + boff), r, base + boff, seed, s.carry, scratch, t...);
+  backward<Body, true>(body, r, base + boff, scratch, t...);
+}
+
+/// Scan n's backward, its adjoint (the last carry's, or every carry's) in its dy buffer: the
+/// body's vector-Jacobian product per step, last step first, then h0's and xs's.
+template <class E>
+template <class N, class... X, class... T2>
+void program<E>::scan_backward(const N& n, const results& r, std::size_t base,
+                               const std::array<T*, sizeof...(X)>& scratch, const wrt_target<X, T2>&... t) const {
+  using A = std::remove_cvref_t<decltype(n.a)>;
+  using B = std::remove_cvref_t<decltype(n.b)>;
+  constexpr int rank = detail::props<A>::rank;
+  using Carry = detail::scan_carry_t<rank, T>;
+  using In = detail::scan_input_t<rank, T>;
+  constexpr std::size_t xoff = detail::child_offset<N, 1, 0>();
+  constexpr bool last = N::op_type::result == scan_result::last;
+  constexpr bool to_h0 = detail::reaches_any_v<A, X...>;
+  constexpr bool to_xs = detail::reaches_any_v<B, X...>;
+  const std::size_t k = base + detail::count_products<N>() - 1;
+  const detail::scan_layout& s = scans_[k];
+  T* ws = r.ws;
+  const T* dy = ws + layout_[k].dy;
+  std::size_t dc = s.dc, dn = s.dn;
+  // The last carry's adjoint.
+  if (last) std::copy_n(dy, s.carry, ws + dc);
+  else if (s.steps > 0) std::copy_n(dy + (s.steps - 1) * s.carry, s.carry, ws + dc);
+  else std::fill_n(ws + dc, s.carry, T(0));
+  if constexpr (to_xs) std::fill_n(ws + s.dxs, s.steps * s.input, T(0));
+  // The scratch of the targets, then the placeholders'.
+  constexpr std::size_t nx = sizeof...(X);
+  std::array<T*, nx + 2> sc{};
+  std::copy_n(scratch.begin(), nx, sc.begin());
+  sc[nx] = ws + s.scratch, sc[nx + 1] = ws + s.scratch + s.carry;
+  for (std::size_t step = s.steps; step-- > 0;) {
+    // The carry's adjoint before this step: the stacked output's share, the body's added.
+    if (!last && step > 0) std::copy_n(dy + (step - 1) * s.carry, s.carry, ws + dn);
+    else std::fill_n(ws + dn, s.carry, T(0));
+    const detail::scan_binding<T> b{ws + s.states + step * s.carry, ws + s.xs + step * s.input, &s};
+    const auto carry = wrt(detail::scan_placeholder<Carry>(b), std::span<T>(ws + dn, s.carry));
+    if constexpr (to_xs) {
+      const auto input = wrt(detail::scan_placeholder<In>(b), std::span<T>(ws + s.dxs + step * s.input, s.input));
+      scan_body_backward(n, r, base, step, dc, sc, t..., carry, input);
+    } else {
+      std::array<T*, nx + 1> sc1{};
+      std::copy_n(sc.begin(), nx + 1, sc1.begin());
+      scan_body_backward(n, r, base, step, dc, sc1, t..., carry);
+    }
+    std::swap(dc, dn);
+  }
+  // h0's adjoint is in dc; xs's in dxs.
+  if constexpr (to_h0) {
+    seeded_backward<A>(detail::lower<0>(n.a, r, base), r, base, dc, s.carry, scratch, t...);
+    backward<A, true>(n.a, r, base, scratch, t...);
+  }
+  if constexpr (to_xs) {
+    seeded_backward<B>(detail::lower<0>(n.b, r, base + xoff), r, base + xoff, s.dxs, s.steps * s.input, scratch,
+                       t...);
+    backward<B, true>(n.b, r, base + xoff, scratch, t...);
+  }
+}
+
+}  // namespace tad

@@ -1,0 +1,160 @@
+#pragma once
+/// `scan(step, h0, xs)`: a loop over time whose trip count is known only at run time (a
+/// recurrent net over a sequence, an integrator's steps). The body is an ordinary tad
+/// expression, built once, when the node is built, by calling `step` on two placeholder leaves:
+/// the carry (h0's shape) and the step's input (one row of xs, or one block of h0's rows).
+/// The node's children are h0, xs and that body, so every trait (the variables it reaches,
+/// print, strip_gradient_modifiers) sees the parameters the body captured. Like a matrix
+/// product, a scan is a stage: the program materializes it (eval/program/scan.hpp), running
+/// the body's forward T times and its vector-Jacobian product T times in reverse.
+/// doc/loops.md.
+
+#include <tad/core/expression.hpp>
+#include <tad/core/leaf_types.hpp>
+#include <tad/core/node.hpp>
+#include <tad/core/value_type.hpp>
+#include <tad/ops/linalg.hpp>
+
+#include <concepts>
+#include <cstddef>
+#include <string_view>
+#include <type_traits>
+
+namespace tad {
+
+/// What a scan's value is: the last carry (`scan(step, h0, xs)`), or every carry after a step,
+/// stacked (`scan(step, h0, xs, tad::every_step)`): a vector carry of n gives a `T x n` matrix,
+/// a matrix carry `B x n` a `(T B) x n` matrix (step t's rows `t B ..`).
+enum class scan_result { last, every };
+struct every_step_t {
+  explicit every_step_t() = default;
+};
+inline constexpr every_step_t every_step{};
+
+/// The op of a scan node `node<scan_op<R>, H0, XS, Body>`: children h0, xs and the body.
+template <scan_result R>
+struct scan_op {
+  static constexpr std::string_view name = R == scan_result::last ? "scan" : "scan_every";
+  static constexpr bool is_scan = true;
+  static constexpr scan_result result = R;
+  /// The rank of its value: the carry's, or a matrix of the stacked carries.
+  static constexpr int result_rank(int carry, int, int) noexcept { return R == scan_result::last ? carry : 2; }
+};
+
+namespace detail {
+
+/// The placeholders a body is built on: the carry and the step's input. Their data and shape
+/// are set at each step (eval/program/scan.hpp rebind_scan); in the node they view nothing.
+template <int Rank, class T>
+using scan_carry_t = std::conditional_t<Rank == 2, matrix_var<"@carry", T>, array_var<"@carry", T>>;
+template <int Rank, class T>
+using scan_input_t = std::conditional_t<Rank == 2, matrix_var<"@in", T>, array_var<"@in", T>>;
+
+template <class E>
+inline constexpr bool is_scan_placeholder_v = false;
+template <class T>
+inline constexpr bool is_scan_placeholder_v<array_var<"@carry", T>> = true;
+template <class T>
+inline constexpr bool is_scan_placeholder_v<matrix_var<"@carry", T>> = true;
+template <class T>
+inline constexpr bool is_scan_placeholder_v<array_var<"@in", T>> = true;
+template <class T>
+inline constexpr bool is_scan_placeholder_v<matrix_var<"@in", T>> = true;
+
+/// Does E hold a scan?
+template <class E>
+struct has_scan : std::false_type {};
+template <class Op, class... C>
+struct has_scan<node<Op, C...>> : std::bool_constant<is_scan_node_v<node<Op, C...>> || (has_scan<C>::value || ...)> {};
+
+/// Why `scan(step, h0, xs)` is rejected (0: it is not).
+template <class H0, class XS>
+constexpr int scan_problem() {
+  if constexpr (!expression<H0> || !expression<XS>) return 1;
+  else if constexpr (props<H0>::rank == 0 || props<H0>::is_mask) return 2;
+  else if constexpr (props<XS>::rank != 2 || props<XS>::is_mask) return 3;
+  else if constexpr (!std::is_same_v<value_type_t<H0>, value_type_t<XS>>) return 4;
+  else if constexpr (has_custom_input_v<H0> || has_custom_input_v<XS>) return 5;
+  else return 0;
+}
+/// Why the body `step(carry, input)` is rejected (0: it is not).
+template <class Step, class Carry, class In>
+constexpr int scan_body_problem() {
+  if constexpr (!std::is_invocable_v<const Step&, const Carry&, const In&>) {
+    return 1;
+  } else {
+    using B = std::remove_cvref_t<std::invoke_result_t<const Step&, const Carry&, const In&>>;
+    if constexpr (!expression<B>) return 2;
+    else if constexpr (poisoned_v<B>) return 0;  // reported where the body was built
+    else if constexpr (props<B>::rank != props<Carry>::rank || props<B>::is_mask) return 3;
+    else if constexpr (!std::is_same_v<value_type_t<B>, typename Carry::value_type>) return 4;
+    else if constexpr (has_scan<B>::value) return 5;
+    else return 0;
+  }
+}
+
+template <scan_result R, class Step, class H0, class XS>
+constexpr auto make_scan(const Step& step, const H0& h0, const XS& xs) {
+  if constexpr (poisoned_v<H0, XS>) {
+    return invalid_expression{};
+  } else {
+    constexpr int problem = scan_problem<H0, XS>();
+    static_assert(problem != 1, "tad::scan(step, h0, xs): h0 and xs must be tad expressions");
+    static_assert(problem != 2, "tad::scan(step, h0, xs): the carry h0 must be a vector or a matrix (a batch of "
+                                "carries, one per row), not a scalar or a comparison");
+    static_assert(problem != 3, "tad::scan(step, h0, xs): xs must be a matrix: row t is step t's input (with a "
+                                "matrix carry of B rows, rows t B .. t B + B - 1)");
+    static_assert(problem != 4, "tad::scan(step, h0, xs): h0 and xs must have the same element type");
+    static_assert(problem != 5, "tad::scan(step, h0, xs): a scan cannot be part of a custom_gradient's forward");
+    if constexpr (problem != 0) {
+      return invalid_expression{};
+    } else {
+      using T = value_type_t<H0>;
+      constexpr int rank = props<H0>::rank;
+      using Carry = scan_carry_t<rank, T>;
+      using In = scan_input_t<rank, T>;
+      constexpr int body = scan_body_problem<Step, Carry, In>();
+      static_assert(body != 1, "tad::scan(step, h0, xs): step must be callable as step(carry, input) on two tad "
+                               "expressions (a generic lambda: [&](auto h, auto x) { ... })");
+      static_assert(body != 2, "tad::scan(step, h0, xs): step(carry, input) must return a tad expression");
+      static_assert(body != 3, "tad::scan(step, h0, xs): step(carry, input) must return the new carry: an "
+                               "expression of the carry's rank (h0's), not a scalar, a reduction or a comparison");
+      static_assert(body != 4, "tad::scan(step, h0, xs): step(carry, input) must have the carry's element type");
+      static_assert(body != 5, "tad::scan(step, h0, xs): a scan inside a scan's body is not supported yet");
+      if constexpr (body != 0) {
+        return invalid_expression{};
+      } else {
+        using B = std::remove_cvref_t<std::invoke_result_t<const Step&, const Carry&, const In&>>;
+        if constexpr (poisoned_v<B>) {
+          return invalid_expression{};
+        } else {
+          return node<scan_op<R>, H0, XS, B>{h0, xs, step(Carry{}, In{}), {}};
+        }
+      }
+    }
+  }
+}
+
+}  // namespace detail
+
+/// The last carry of the recurrence `h_{t+1} = step(h_t, x_t)`, t = 0 .. T-1, from h0: a
+/// vector or matrix expression (a matrix: a batch of B carries, one per row). xs is a matrix
+/// expression: with a vector carry, row t is x_t (T = its rows); with a matrix carry of B rows,
+/// rows `t B .. t B + B - 1` are x_t (T = its rows / B; a tad::shape_error unless B divides
+/// them). `step(h, x)` is called once, here, on placeholders of those shapes, and returns the
+/// new carry, of h's shape: any tad expression of h, x and the parameters it captures
+/// (matmul, modifiers, custom rules). Evaluated by a tad::program (`<tad/linalg.hpp>`): the
+/// body's forward T times, then its vector-Jacobian product T times in reverse, accumulating
+/// the parameters' gradients. doc/loops.md.
+template <class Step, class H0, class XS>
+constexpr auto scan(const Step& step, const H0& h0, const XS& xs) {
+  return detail::make_scan<scan_result::last>(step, h0, xs);
+}
+/// Every carry after a step, stacked: `T x n` for a vector carry of n, `(T B) x n` for a
+/// matrix carry of `B x n` (a per-step output for a loss that reads every step).
+template <class Step, class H0, class XS>
+constexpr auto scan(const Step& step, const H0& h0, const XS& xs, every_step_t) {
+  return detail::make_scan<scan_result::every>(step, h0, xs);
+}
+
+}  // namespace tad
