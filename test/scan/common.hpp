@@ -28,6 +28,9 @@ struct rnn {
   double clip = 0;         // > 0: the carry's adjoint into the product clipped to [-clip, clip]
   double scale = 1;        // the carry's adjoint into the product scaled
   bool stop = false;       // no gradient through the carry into the product (stop_gradient)
+  double skip = 0;         // h_{t+1} = tanh(..) + skip h_t, the same (surgered) use of h_t as the product's
+  double out_lin = 0;      // the loss adds out_lin * sum(out) ...
+  double out_clip = 0;     // ... and (> 0) the output's summed adjoint is clipped to [-out_clip, out_clip]
   double target = 0.3;
   std::vector<double> w, u, b, h0, xs;  // W H x H, U D x H, b H, h0 R x H, xs (T R) x D; R = max(B, 1)
 
@@ -53,7 +56,7 @@ struct rnn {
           double a = b[j];
           for (std::size_t i = 0; i < H; ++i) a += s[t][r * H + i] * w[i * H + j];
           for (std::size_t i = 0; i < D; ++i) a += xs[(t * R + r) * D + i] * u[i * H + j];
-          s[t + 1][r * H + j] = std::tanh(a);
+          s[t + 1][r * H + j] = std::tanh(a) + skip * s[t][r * H + j];
         }
       }
     }
@@ -63,7 +66,7 @@ struct rnn {
     const auto s = states();
     double l = 0;
     for (std::size_t t = every ? 1 : T; t <= T; ++t)
-      for (double v : s[t]) l += (v - target) * (v - target);
+      for (double v : s[t]) l += (v - target) * (v - target) + out_lin * v;
     return l;
   }
 
@@ -77,10 +80,17 @@ struct rnn {
     const auto s = states();
     grads g{std::vector<double>(H * H), std::vector<double>(D * H), std::vector<double>(H),
             std::vector<double>(R * H), std::vector<double>(T * R * D)};
-    std::vector<double> ds(R * H, 0.0), da(R * H);
-    for (std::size_t q = 0; q < R * H; ++q) ds[q] = T == 0 && every ? 0.0 : 2 * (s[T][q] - target);
+    std::vector<double> ds(R * H, 0.0), da(R * H), dhs(R * H);
+    const auto out = [&](double v) {  // the adjoint of one output element
+      const double d = 2 * (v - target) + out_lin;
+      return out_clip > 0 ? std::clamp(d, -out_clip, out_clip) : d;
+    };
+    for (std::size_t q = 0; q < R * H; ++q) ds[q] = T == 0 && every ? 0.0 : out(s[T][q]);
     for (std::size_t t = T; t-- > 0;) {
-      for (std::size_t q = 0; q < R * H; ++q) da[q] = ds[q] * (1 - s[t + 1][q] * s[t + 1][q]);
+      for (std::size_t q = 0; q < R * H; ++q) {
+        const double th = s[t + 1][q] - skip * s[t][q];  // tanh(a)
+        da[q] = ds[q] * (1 - th * th);
+      }
       for (std::size_t r = 0; r < R; ++r) {
         for (std::size_t j = 0; j < H; ++j) {
           const double d = da[r * H + j];
@@ -96,12 +106,14 @@ struct rnn {
         for (std::size_t i = 0; i < H; ++i) {
           double dh = 0;
           for (std::size_t j = 0; j < H; ++j) dh += da[r * H + j] * w[i * H + j];
+          dh += skip * ds[r * H + i];  // both uses of the carry: one adjoint, one rule
           dh *= scale;
           if (clip > 0) dh = std::clamp(dh, -clip, clip);
           if (stop) dh = 0;
-          ds[r * H + i] = dh + (every && t > 0 ? 2 * (s[t][r * H + i] - target) : 0.0);
+          dhs[r * H + i] = dh + (every && t > 0 ? out(s[t][r * H + i]) : 0.0);
         }
       }
+      ds.swap(dhs);
     }
     g.h0 = ds;
     return g;
@@ -160,10 +172,11 @@ std::vector<double> doubles(const V& v) {
   return std::vector<double>(v.begin(), v.end());
 }
 
-/// Runs the loss `sum(square(out - target))` of `out` (a scan of the stored arrays, built by
-/// make(W, U, b, h0, X)) in a program: its value and gradients with respect to every array.
-template <class T, class Make>
-result run(const rnn& p, Make make) {
+/// Runs the loss `loss_of(out)` (default: `sum(square(out - target))`) of `out`, a scan of the
+/// stored arrays built by make(W, U, b, h0, X), in a program: its value and gradients with
+/// respect to every array.
+template <class T, class Make, class Loss>
+result run(const rnn& p, Make make, Loss loss_of) {
   stored<T> s(p);
   const std::size_t R = p.rows();
   auto W = tad::var<"W">(static_cast<const T*>(s.w.data()), p.H, p.H);
@@ -171,13 +184,18 @@ result run(const rnn& p, Make make) {
   auto b = tad::var<"b">(static_cast<const T*>(s.b.data()), p.H);
   auto X = tad::var<"X">(static_cast<const T*>(s.xs.data()), p.T * R, p.D);
   const auto go = [&](const auto& h0) {
-    const auto loss = tad::sum(tad::square(make(W, U, b, h0, X) - T(p.target)));
+    const auto loss = loss_of(make(W, U, b, h0, X));
     tad::program prog(loss);
     auto [v, gw, gu, gb, gh, gx] = prog.grad(W, U, b, h0, X);
     return result{double(v), {doubles(gw), doubles(gu), doubles(gb), doubles(gh), doubles(gx)}};
   };
   if (p.B == 0) return go(tad::var<"h0">(static_cast<const T*>(s.h0.data()), p.H));
   else return go(tad::var<"h0">(static_cast<const T*>(s.h0.data()), p.B, p.H));
+}
+
+template <class T, class Make>
+result run(const rnn& p, Make make) {
+  return run<T>(p, make, [&](const auto& out) { return tad::sum(tad::square(out - T(p.target))); });
 }
 
 /// tad's value and gradients against the hand-written ones.

@@ -256,7 +256,9 @@ struct broadcast_rule {
 template <class Op, class... C>
 struct broadcast_rule<node<Op, C...>> {
   using N = node<Op, C...>;
-  static constexpr bool row_context = props<N>::rank == 2 && !props<N>::is_reduction && !op_is_product<Op>();
+  // (A product's or a scan's children are not broadcast across its rows.)
+  static constexpr bool row_context =
+      props<N>::rank == 2 && !props<N>::is_reduction && !op_is_product<Op>() && !requires { Op::is_scan; };
   template <std::size_t K>
   static auto child() {
     using Ch = child_t<K, N>;

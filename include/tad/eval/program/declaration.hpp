@@ -209,6 +209,9 @@ class program {
   std::array<const void*, stages> tag_{};   // the node type of an outermost product
   std::array<const void*, stages> node_{};  // ... and the node, during construction
   std::array<detail::scan_layout, stages> scans_{};  // a scan's buffers (eval/program/scan.hpp)
+  /// The first stage an alias may share with: 0, or a scan body's first while it is planned
+  /// (a let in a body is one node per step, not one with a let outside it).
+  std::size_t alias_floor_ = 0;
   template <class N>
   static constexpr char type_tag = 0;
   using top_t = std::remove_cvref_t<decltype(detail::lower<0>(std::declval<const E&>(), std::declval<const results&>()))>;
@@ -332,7 +335,7 @@ class program {
           constexpr auto flows = detail::flowing_products<E>();
           tag_[k] = &type_tag<N>;
           node_[k] = &n;
-          for (std::size_t j = 0; j < k; ++j) {
+          for (std::size_t j = alias_floor_; j < k; ++j) {
             if (tag_[j] == tag_[k] && alias_[j] == j && flows[j] == flows[k] &&
                 detail::same_computation(*static_cast<const N*>(node_[j]), n)) {
               make_alias(base, k, j);
@@ -418,7 +421,7 @@ class program {
         return other.op.id == n.op.id || detail::same_computation(other, n);
       }
     };
-    for (std::size_t j = 0; j < k; ++j) {
+    for (std::size_t j = alias_floor_; j < k; ++j) {
       if (tag_[j] == tag_[k] && alias_[j] == j && !skip_[j] && flows[j] == flows[k] && same(j)) {
         make_alias(base, k, j);
         break;

@@ -100,9 +100,6 @@ void program<E>::plan_scan(const N& n, std::size_t& size, std::size_t base) {
   using A = std::remove_cvref_t<decltype(n.a)>;
   using B = std::remove_cvref_t<decltype(n.b)>;
   using Body = std::remove_cvref_t<decltype(n.c)>;
-  static_assert(!detail::has_stage_lets<Body>(),
-                "tad::scan(step, h0, xs): a let of an array that holds a matrix product or a rule not linear in "
-                "the adjoint is not supported inside a scan's body yet; use the expression itself");
   constexpr int rank = detail::props<A>::rank;
   constexpr std::size_t xoff = detail::child_offset<N, 1, 0>(), boff = detail::child_offset<N, 2, 0>();
   const std::size_t k = base + detail::count_products<N>() - 1;
@@ -131,7 +128,10 @@ void program<E>::plan_scan(const N& n, std::size_t& size, std::size_t base) {
   // The body's stages, planned for these shapes (on a copy whose placeholders view nothing).
   const detail::scan_binding<T> shapes{nullptr, nullptr, &s};
   const auto body = detail::rebind_scan(n.c, shapes);
+  // A let or a product in the body shares only with one in the body (in the same step).
+  const std::size_t floor = std::exchange(alias_floor_, base + boff);
   plan<Body, false>(body, size, base + boff);
+  alias_floor_ = floor;
   for (std::size_t q = base + boff; q < k; ++q) node_[q] = nullptr;  // (body is a local)
   const auto y = value_shape<rank>(detail::lower<0>(body, shapes_, base + boff));
   if (y != h) {
