@@ -28,6 +28,7 @@ struct rnn {
   double clip = 0;         // > 0: the carry's adjoint into the product clipped to [-clip, clip]
   double scale = 1;        // the carry's adjoint into the product scaled
   bool stop = false;       // no gradient through the carry into the product (stop_gradient)
+  std::size_t truncate = 0;  // > 0: no gradient through the carry into h_k, h_2k, ... (scan_options)
   double skip = 0;         // h_{t+1} = tanh(..) + skip h_t, the same (surgered) use of h_t as the product's
   double out_lin = 0;      // the loss adds out_lin * sum(out) ...
   double out_clip = 0;     // ... and (> 0) the output's summed adjoint is clipped to [-out_clip, out_clip]
@@ -109,7 +110,7 @@ struct rnn {
           dh += skip * ds[r * H + i];  // both uses of the carry: one adjoint, one rule
           dh *= scale;
           if (clip > 0) dh = std::clamp(dh, -clip, clip);
-          if (stop) dh = 0;
+          if (stop || (truncate != 0 && t != 0 && t % truncate == 0)) dh = 0;
           dhs[r * H + i] = dh + (every && t > 0 ? out(s[t][r * H + i]) : 0.0);
         }
       }

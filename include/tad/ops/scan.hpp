@@ -17,6 +17,7 @@
 
 #include <concepts>
 #include <cstddef>
+#include <stdexcept>
 #include <string_view>
 #include <type_traits>
 
@@ -31,12 +32,29 @@ struct every_step_t {
 };
 inline constexpr every_step_t every_step{};
 
+/// How a scan's backward runs (doc/loops.md).
+struct scan_options {
+  /// k > 0: truncated backpropagation through time. No gradient flows back through the carry
+  /// into h_k, h_2k, ... (each block of k steps is backpropagated on its own, as if those
+  /// carries were stop_gradient'ed where the next step reads them); h0 gets the first block's.
+  /// A per-step output's gradient (every_step) still reaches its own step.
+  std::size_t truncate = 0;
+  /// k > 0: checkpointing. The forward keeps h0, h_k, h_2k, ... and the backward recomputes
+  /// each block of k carries from its first before it runs that block's steps backward: about
+  /// T / k + k carries instead of T + 1, for one more forward per step; the gradients are the
+  /// same numbers, bit for bit. `scan_options::sqrt_steps`: k = ceil(sqrt(T)). Only for the last
+  /// carry (with every_step, every carry is the value).
+  std::size_t checkpoint = 0;
+  static constexpr std::size_t sqrt_steps = static_cast<std::size_t>(-1);
+};
+
 /// The op of a scan node `node<scan_op<R>, H0, XS, Body>`: children h0, xs and the body.
 template <scan_result R>
 struct scan_op {
   static constexpr std::string_view name = R == scan_result::last ? "scan" : "scan_every";
   static constexpr bool is_scan = true;
   static constexpr scan_result result = R;
+  scan_options options{};
   /// The rank of its value: the carry's, or a matrix of the stacked carries.
   static constexpr int result_rank(int carry, int, int) noexcept { return R == scan_result::last ? carry : 2; }
 };
@@ -94,7 +112,7 @@ constexpr int scan_body_problem() {
 }
 
 template <scan_result R, class Step, class H0, class XS>
-constexpr auto make_scan(const Step& step, const H0& h0, const XS& xs) {
+constexpr auto make_scan(const Step& step, const H0& h0, const XS& xs, const scan_options& options) {
   if constexpr (poisoned_v<H0, XS>) {
     return invalid_expression{};
   } else {
@@ -128,7 +146,10 @@ constexpr auto make_scan(const Step& step, const H0& h0, const XS& xs) {
         if constexpr (poisoned_v<B>) {
           return invalid_expression{};
         } else {
-          return node<scan_op<R>, H0, XS, B>{h0, xs, step(Carry{}, In{}), {}};
+          if (R == scan_result::every && options.checkpoint != 0)
+            throw std::invalid_argument("tad::scan(step, h0, xs, every_step, options): checkpointing keeps only "
+                                        "some carries, and with every_step every carry is the scan's value");
+          return node<scan_op<R>, H0, XS, B>{h0, xs, step(Carry{}, In{}), scan_op<R>{options}};
         }
       }
     }
@@ -148,13 +169,22 @@ constexpr auto make_scan(const Step& step, const H0& h0, const XS& xs) {
 /// the parameters' gradients. doc/loops.md.
 template <class Step, class H0, class XS>
 constexpr auto scan(const Step& step, const H0& h0, const XS& xs) {
-  return detail::make_scan<scan_result::last>(step, h0, xs);
+  return detail::make_scan<scan_result::last>(step, h0, xs, scan_options{});
+}
+/// With options: truncated backpropagation through time, checkpointing (scan_options).
+template <class Step, class H0, class XS>
+constexpr auto scan(const Step& step, const H0& h0, const XS& xs, const scan_options& options) {
+  return detail::make_scan<scan_result::last>(step, h0, xs, options);
 }
 /// Every carry after a step, stacked: `T x n` for a vector carry of n, `(T B) x n` for a
 /// matrix carry of `B x n` (a per-step output for a loss that reads every step).
 template <class Step, class H0, class XS>
 constexpr auto scan(const Step& step, const H0& h0, const XS& xs, every_step_t) {
-  return detail::make_scan<scan_result::every>(step, h0, xs);
+  return detail::make_scan<scan_result::every>(step, h0, xs, scan_options{});
+}
+template <class Step, class H0, class XS>
+constexpr auto scan(const Step& step, const H0& h0, const XS& xs, every_step_t, const scan_options& options) {
+  return detail::make_scan<scan_result::every>(step, h0, xs, options);
 }
 
 }  // namespace tad

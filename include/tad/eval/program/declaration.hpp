@@ -46,7 +46,10 @@ struct scan_layout {
   std::size_t carry_rows = 0, carry_cols = 0;  // its shape (a vector of n: n x 1)
   std::size_t input = 0;                       // elements of a step's input
   std::size_t in_rows = 0, in_cols = 0;        // its shape (a vector of n: n x 1)
-  std::size_t states = 0;                      // T + 1 carries, h0's first
+  std::size_t block = 0;                       // checkpointing: every block-th carry kept (0: every carry)
+  std::size_t states = 0;                      // T + 1 carries, h0's first; checkpointed: T / block + 1
+  std::size_t seg = 0;                         // checkpointed: a block's carries, recomputed
+  std::size_t last = 0;                        // the last carry (checkpointed; else in states)
   std::size_t xs = 0;                          // xs, evaluated: T inputs
   std::size_t dc = 0, dn = 0;                  // the carry's adjoint after a step, and before it
   std::size_t dxs = 0;                         // xs's adjoint: T inputs
@@ -362,9 +365,13 @@ class program {
   template <class N, class... X, class... T2>
   void scan_backward(const N& n, const results& r, std::size_t base, const std::array<T*, sizeof...(X)>& scratch,
                      const wrt_target<X, T2>&... t) const;
+  template <class N>
+  void scan_steps(const N& n, const results& r, std::size_t base, const T* from, T* into, std::size_t start,
+                  std::size_t count) const;
   template <class N, class... X, class... T2>
-  void scan_body_backward(const N& n, const results& r, std::size_t base, std::size_t step, std::size_t seed,
-                          const std::array<T*, sizeof...(X)>& scratch, const wrt_target<X, T2>&... t) const;
+  void scan_body_backward(const N& n, const results& r, std::size_t base, const T* carry, const T* input,
+                          std::size_t seed, const std::array<T*, sizeof...(X)>& scratch,
+                          const wrt_target<X, T2>&... t) const;
 
   /// Stage k, whose subtree's stages start at base, is stage j's value: it shares j's result,
   /// and neither it nor the stages inside it run (forward or backward); its adjoint is added

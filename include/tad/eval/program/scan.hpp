@@ -147,16 +147,32 @@ void program<E>::plan_scan(const N& n, std::size_t& size, std::size_t base) {
     size += count;
     return at;
   };
-  s.states = take((s.steps + 1) * s.carry);
+  constexpr bool last = N::op_type::result == scan_result::last;
+  // Checkpointing: a block of k steps, h0, h_k, h_2k, ... kept.
+  const std::size_t every = n.op.options.checkpoint;
+  if (every == scan_options::sqrt_steps) {
+    std::size_t q = 0;
+    while (q * q < s.steps) ++q;  // ceil(sqrt(T))
+    s.block = q;
+  } else {
+    s.block = std::min(every, s.steps);
+  }
+  if (s.block != 0) {
+    s.states = take((s.steps / s.block + 1) * s.carry);
+    s.seg = take(s.block * s.carry);
+    s.last = take(s.carry);
+  } else {
+    s.states = take((s.steps + 1) * s.carry);
+    s.last = s.states + s.steps * s.carry;
+  }
   s.xs = take(s.steps * s.input);
   s.dc = take(s.carry);
   s.dn = take(s.carry);
   s.dxs = take(s.steps * s.input);
   s.scratch = take(s.carry + s.input);
-  constexpr bool last = N::op_type::result == scan_result::last;
   if constexpr (last) {
     shapes_.rows[k] = h[0], shapes_.cols[k] = h[1];
-    shapes_.offset[k] = s.states + s.steps * s.carry;
+    shapes_.offset[k] = s.last;
   } else {
     // Stacked: a vector carry's T rows, a matrix carry's T blocks of rows.
     shapes_.rows[k] = rank == 2 ? s.steps * h[0] : s.steps;
@@ -167,45 +183,70 @@ void program<E>::plan_scan(const N& n, std::size_t& size, std::size_t base) {
   alias_[k] = k;
 }
 
-/// Scan n's forward (n's first stage is stage `base`): every carry into its buffer.
+/// Steps start .. start + count - 1 of scan n from the carry at `from`: their carries into
+/// count consecutive carries at `into`.
+template <class E>
+template <class N>
+void program<E>::scan_steps(const N& n, const results& r, std::size_t base, const T* from, T* into,
+                            std::size_t start, std::size_t count) const {
+  constexpr std::size_t boff = detail::child_offset<N, 2, 0>();
+  const detail::scan_layout& s = scans_[base + detail::count_products<N>() - 1];
+  const T* xs = r.ws + s.xs;
+  for (std::size_t i = 0; i < count; ++i) {
+    const T* carry = i == 0 ? from : into + (i - 1) * s.carry;
+    const auto body = detail::rebind_scan(n.c, detail::scan_binding<T>{carry, xs + (start + i) * s.input, &s});
+    forward(body, r, base + boff);
+    evaluate_into(detail::lower<0>(body, r, base + boff), into + i * s.carry, s.carry);
+  }
+}
+
+/// Scan n's forward (n's first stage is stage `base`): every carry into its buffer, or, with
+/// checkpointing, every block's first and the last.
 template <class E>
 template <class N>
 void program<E>::scan_forward(const N& n, const results& r, std::size_t base) const {
-  constexpr std::size_t xoff = detail::child_offset<N, 1, 0>(), boff = detail::child_offset<N, 2, 0>();
+  constexpr std::size_t xoff = detail::child_offset<N, 1, 0>();
   const detail::scan_layout& s = scans_[base + detail::count_products<N>() - 1];
   forward(n.a, r, base);
   forward(n.b, r, base + xoff);
   T* states = r.ws + s.states;
-  const T* xs = r.ws + s.xs;
   evaluate_into(detail::lower<0>(n.a, r, base), states, s.carry);
   evaluate_into(detail::lower<0>(n.b, r, base + xoff), r.ws + s.xs, s.steps * s.input);
-  for (std::size_t t = 0; t < s.steps; ++t) {
-    const auto body = detail::rebind_scan(n.c, detail::scan_binding<T>{states + t * s.carry, xs + t * s.input, &s});
-    forward(body, r, base + boff);
-    evaluate_into(detail::lower<0>(body, r, base + boff), states + (t + 1) * s.carry, s.carry);
+  if (s.block == 0) {
+    scan_steps(n, r, base, states, states + s.carry, 0, s.steps);
+    return;
   }
+  T* seg = r.ws + s.seg;
+  for (std::size_t j = 0; j * s.block < s.steps; ++j) {
+    const std::size_t start = j * s.block, count = std::min(s.block, s.steps - start);
+    scan_steps(n, r, base, states + j * s.carry, seg, start, count);
+    const T* end = seg + (count - 1) * s.carry;
+    if (count == s.block) std::copy_n(end, s.carry, states + (j + 1) * s.carry);  // the next block's first
+    if (start + count == s.steps) std::copy_n(end, s.carry, r.ws + s.last);
+  }
+  if (s.steps == 0) std::copy_n(states, s.carry, r.ws + s.last);
 }
 
-/// One step's backward: the body's stages recomputed, then its vector-Jacobian product seeded
-/// with the carry's adjoint at `seed`, into the targets t (the parameters', the carry's, the
-/// input's), then the body's stages' backward.
+/// One step's backward, its carry and input at `carry` and `input`: the body's stages
+/// recomputed, then its vector-Jacobian product seeded with the carry's adjoint at `seed`, into
+/// the targets t (the parameters', the carry's, the input's), then the body's stages' backward.
 template <class E>
 template <class N, class... X, class... T2>
-void program<E>::scan_body_backward(const N& n, const results& r, std::size_t base, std::size_t step,
+void program<E>::scan_body_backward(const N& n, const results& r, std::size_t base, const T* carry, const T* input,
                                     std::size_t seed, const std::array<T*, sizeof...(X)>& scratch,
                                     const wrt_target<X, T2>&... t) const {
   using Body = std::remove_cvref_t<decltype(n.c)>;
   constexpr std::size_t boff = detail::child_offset<N, 2, 0>();
   const detail::scan_layout& s = scans_[base + detail::count_products<N>() - 1];
-  const auto body = detail::rebind_scan(
-      n.c, detail::scan_binding<T>{r.ws + s.states + step * s.carry, r.ws + s.xs + step * s.input, &s});
+  const auto body = detail::rebind_scan(n.c, detail::scan_binding<T>{carry, input, &s});
   forward(body, r, base + boff);
   seeded_backward<Body>(detail::lower<0>(body, r, base + boff), r, base + boff, seed, s.carry, scratch, t...);
   backward<Body, true>(body, r, base + boff, scratch, t...);
 }
 
 /// Scan n's backward, its adjoint (the last carry's, or every carry's) in its dy buffer: the
-/// body's vector-Jacobian product per step, last step first, then h0's and xs's.
+/// body's vector-Jacobian product per step, last step first (with checkpointing, each block's
+/// carries recomputed first), then h0's and xs's.
 template <class E>
 template <class N, class... X, class... T2>
 void program<E>::scan_backward(const N& n, const results& r, std::size_t base,
@@ -221,6 +262,7 @@ void program<E>::scan_backward(const N& n, const results& r, std::size_t base,
   constexpr bool to_xs = detail::reaches_any_v<B, X...>;
   const std::size_t k = base + detail::count_products<N>() - 1;
   const detail::scan_layout& s = scans_[k];
+  const std::size_t truncate = n.op.options.truncate;
   T* ws = r.ws;
   const T* dy = ws + layout_[k].dy;
   std::size_t dc = s.dc, dn = s.dn;
@@ -234,21 +276,41 @@ void program<E>::scan_backward(const N& n, const results& r, std::size_t base,
   std::array<T*, nx + 2> sc{};
   std::copy_n(scratch.begin(), nx, sc.begin());
   sc[nx] = ws + s.scratch, sc[nx + 1] = ws + s.scratch + s.carry;
-  for (std::size_t step = s.steps; step-- > 0;) {
-    // The carry's adjoint before this step: the stacked output's share, the body's added.
+  const auto output_share = [&](std::size_t step) {  // into dn: the stacked output's adjoint of h_step
     if (!last && step > 0) std::copy_n(dy + (step - 1) * s.carry, s.carry, ws + dn);
     else std::fill_n(ws + dn, s.carry, T(0));
-    const detail::scan_binding<T> b{ws + s.states + step * s.carry, ws + s.xs + step * s.input, &s};
-    const auto carry = wrt(detail::scan_placeholder<Carry>(b), std::span<T>(ws + dn, s.carry));
+  };
+  const auto step_back = [&](std::size_t step, const T* carry) {
+    // The carry's adjoint before this step: the stacked output's share, the body's added.
+    output_share(step);
+    const T* input = ws + s.xs + step * s.input;
+    const auto h = wrt(detail::scan_placeholder<Carry>(detail::scan_binding<T>{carry, input, &s}),
+                       std::span<T>(ws + dn, s.carry));
     if constexpr (to_xs) {
-      const auto input = wrt(detail::scan_placeholder<In>(b), std::span<T>(ws + s.dxs + step * s.input, s.input));
-      scan_body_backward(n, r, base, step, dc, sc, t..., carry, input);
+      const auto x = wrt(detail::scan_placeholder<In>(detail::scan_binding<T>{carry, input, &s}),
+                         std::span<T>(ws + s.dxs + step * s.input, s.input));
+      scan_body_backward(n, r, base, carry, input, dc, sc, t..., h, x);
     } else {
       std::array<T*, nx + 1> sc1{};
       std::copy_n(sc.begin(), nx + 1, sc1.begin());
-      scan_body_backward(n, r, base, step, dc, sc1, t..., carry);
+      scan_body_backward(n, r, base, carry, input, dc, sc1, t..., h);
     }
+    // Truncated: no gradient through the carry into h_k, h_2k, ... (the output's share stays).
+    if (truncate != 0 && step != 0 && step % truncate == 0) output_share(step);
     std::swap(dc, dn);
+  };
+  const T* states = ws + s.states;
+  if (s.block == 0) {
+    for (std::size_t step = s.steps; step-- > 0;) step_back(step, states + step * s.carry);
+  } else {
+    T* seg = ws + s.seg;
+    for (std::size_t j = (s.steps + s.block - 1) / s.block; j-- > 0;) {
+      // The block's carries again, from its first (the same computation: the same numbers).
+      const std::size_t start = j * s.block, count = std::min(s.block, s.steps - start);
+      const T* first = states + j * s.carry;
+      scan_steps(n, r, base, first, seg, start, count - 1);
+      for (std::size_t i = count; i-- > 0;) step_back(start + i, i == 0 ? first : seg + (i - 1) * s.carry);
+    }
   }
   // h0's adjoint is in dc; xs's in dxs.
   if constexpr (to_h0) {
