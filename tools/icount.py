@@ -46,6 +46,8 @@ WORKLOADS = [
     ("SMX", 1, True),
     ("SQ4", 200, True),
     ("MLP", 2, True),
+    ("RNN", 2, True),
+    ("SCAN", 20, True),
 ] + [(f"F_{entry}", 200, False)
      for entry in ("grad", "grad_into", "value", "program", "vjp", "vjp_into", "baseline")]
 

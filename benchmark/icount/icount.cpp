@@ -30,7 +30,7 @@ constexpr entry workloads[] = {
     {"W1", bench::icount::run_w1},   {"W2", bench::icount::run_w2},   {"W3", bench::icount::run_w3},
     {"W4", bench::icount::run_w4},   {"W5", bench::icount::run_w5},   {"LR", bench::icount::run_lr},
     {"SMX", bench::icount::run_smx}, {"MLP", bench::icount::run_mlp}, {"SQ4", bench::icount::run_sq},
-    {"F_", bench::icount::run_fixed},
+    {"RNN", bench::icount::run_rnn}, {"SCAN", bench::icount::run_rnn}, {"F_", bench::icount::run_fixed},
 };
 
 }  // namespace

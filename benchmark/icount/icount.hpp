@@ -56,6 +56,7 @@ int run_lr(std::string_view w, bool tad_side, int calls);
 int run_smx(std::string_view w, bool tad_side, int calls);
 int run_mlp(std::string_view w, bool tad_side, int calls);
 int run_sq(std::string_view w, bool tad_side, int calls);
+int run_rnn(std::string_view w, bool tad_side, int calls);
 int run_fixed(std::string_view w, bool tad_side, int calls);
 
 }  // namespace bench::icount
