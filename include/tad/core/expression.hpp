@@ -123,6 +123,13 @@ constexpr int node_rank(int elementwise) {
   if constexpr (requires { Op::result_rank(props<C>::rank...); }) return Op::result_rank(props<C>::rank...);
   else return elementwise;
 }
+/// A loop over time or over slices (ops/scan.hpp: scan, map): a stage whose body is a child.
+/// To the expression around it, it is a leaf (the program lowers it to one): none of its
+/// body's reductions, levels, invariants or columns are its own.
+template <class Op>
+constexpr bool op_is_loop() {
+  return requires { Op::is_scan; } || requires { Op::is_map; };
+}
 template <class Op>
 constexpr bool op_is_mask() {
   if constexpr (requires { Op::is_mask; }) return Op::is_mask; else return false;
@@ -179,10 +186,11 @@ struct props<node<Op, C...>> {
   static constexpr int rank = is_column_point ? 0 : is_point ? 1 : is_reduction ? 0
                              : node_rank<Op, C...>(std::max({0, props<C>::rank...}));
   static constexpr bool is_mask = op_is_mask<Op>();
-  static constexpr std::size_t reductions = (props<C>::reductions + ... + 0) + (is_reduction ? 1 : 0);
+  static constexpr bool loop = op_is_loop<Op>();
+  static constexpr std::size_t reductions = loop ? 0 : (props<C>::reductions + ... + 0) + (is_reduction ? 1 : 0);
   /// An axis point adds no level: its sweeps run inside the loop of its parent's rows.
-  static constexpr int level = std::max({0, props<C>::level...}) + (is_reduction && !is_point ? 1 : 0);
-  static constexpr bool has_column = is_column_point || (!is_reduction && (props<C>::has_column || ...));
+  static constexpr int level = loop ? 0 : std::max({0, props<C>::level...}) + (is_reduction && !is_point ? 1 : 0);
+  static constexpr bool has_column = !loop && (is_column_point || (!is_reduction && (props<C>::has_column || ...)));
   static constexpr bool linear_rules = op_adjoint_linear<Op>() && (props<C>::linear_rules && ...);
   static constexpr bool column_free_linear = has_column ? (props<C>::column_free_linear && ...) : linear_rules;
   /// A loop invariant: a scalar, non-mask subexpression. Inside a loop it is computed once
@@ -195,7 +203,7 @@ struct props<node<Op, C...>> {
   /// parts are (decisions.md 25).
   static constexpr bool is_root = !is_reduction && !is_array && !is_mask && (!has_column || column_free_linear);
   /// Number of maximal loop invariants below an array node (a reduction is opaque).
-  static constexpr std::size_t roots = is_reduction ? 0 : is_root ? 1 : (props<C>::roots + ... + 0);
+  static constexpr std::size_t roots = is_reduction || loop ? 0 : is_root ? 1 : (props<C>::roots + ... + 0);
 };
 
 /// Can an adjoint flow from node `E` into its child `K`? Not through an op without a gradient

@@ -51,10 +51,11 @@ constexpr bool is_stage_let() {
   else if constexpr (is_let_node_v<E>) return props<E>::rank >= 1 && (has_products_v<E> || !adjoint_linear<E>());
   else return false;
 }
-/// Is E a stage: a product, a scan (ops/scan.hpp) or a staged let?
+/// Is E a stage: a product, a scan or a map (ops/scan.hpp) or a staged let?
 template <class E>
 inline constexpr bool is_stage_node_v =
-    is_product_node_v<E> || is_scan_node_v<std::remove_cvref_t<E>> || is_stage_let<std::remove_cvref_t<E>>();
+    is_product_node_v<E> || is_scan_node_v<std::remove_cvref_t<E>> || is_map_node_v<std::remove_cvref_t<E>> ||
+    is_stage_let<std::remove_cvref_t<E>>();
 
 /// Is E a staged let that computes nothing of its own: its body is a stage (a let of a product),
 /// whose buffers it shares?

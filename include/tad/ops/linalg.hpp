@@ -64,6 +64,12 @@ inline constexpr bool is_scan_node_v = false;
 template <class Op, class A, class B, class C>
   requires requires { Op::is_scan; }
 inline constexpr bool is_scan_node_v<node<Op, A, B, C>> = true;
+/// Is E a map (ops/scan.hpp: a body over slices, for k = 0 .. K-1, stacked)?
+template <class E>
+inline constexpr bool is_map_node_v = false;
+template <class Op, class... C>
+  requires requires { Op::is_map; }
+inline constexpr bool is_map_node_v<node<Op, C...>> = true;
 
 /// Does E hold a product or a stage (a node whose program materializes it)? Such an expression
 /// is evaluated by a tad::program (<tad/linalg.hpp>).
@@ -73,7 +79,7 @@ template <class Op, class... C>
 struct has_products<node<Op, C...>>
     : std::bool_constant<is_product_node_v<node<Op, C...>> || is_transpose_node_v<node<Op, C...>> ||
                          is_stage_op_node_v<node<Op, C...>> || is_scan_node_v<node<Op, C...>> ||
-                         (has_products<C>::value || ...)> {};
+                         is_map_node_v<node<Op, C...>> || (has_products<C>::value || ...)> {};
 template <class E>
 inline constexpr bool has_products_v = has_products<std::remove_cvref_t<E>>::value;
 

@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <stdexcept>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 
 namespace tad {
@@ -67,6 +68,9 @@ template <int Rank, class T>
 using scan_carry_t = std::conditional_t<Rank == 2, matrix_var<"@carry", T>, array_var<"@carry", T>>;
 template <int Rank, class T>
 using scan_input_t = std::conditional_t<Rank == 2, matrix_var<"@in", T>, array_var<"@in", T>>;
+/// A map's second slice.
+template <int Rank, class T>
+using map_input2_t = std::conditional_t<Rank == 2, matrix_var<"@in2", T>, array_var<"@in2", T>>;
 
 template <class E>
 inline constexpr bool is_scan_placeholder_v = false;
@@ -78,12 +82,17 @@ template <class T>
 inline constexpr bool is_scan_placeholder_v<array_var<"@in", T>> = true;
 template <class T>
 inline constexpr bool is_scan_placeholder_v<matrix_var<"@in", T>> = true;
+template <class T>
+inline constexpr bool is_scan_placeholder_v<array_var<"@in2", T>> = true;
+template <class T>
+inline constexpr bool is_scan_placeholder_v<matrix_var<"@in2", T>> = true;
 
 /// Does E hold a scan?
 template <class E>
 struct has_scan : std::false_type {};
 template <class Op, class... C>
-struct has_scan<node<Op, C...>> : std::bool_constant<is_scan_node_v<node<Op, C...>> || (has_scan<C>::value || ...)> {};
+struct has_scan<node<Op, C...>>
+    : std::bool_constant<is_scan_node_v<node<Op, C...>> || is_map_node_v<node<Op, C...>> || (has_scan<C>::value || ...)> {};
 
 /// Why `scan(step, h0, xs)` is rejected (0: it is not).
 template <class H0, class XS>
@@ -185,6 +194,125 @@ constexpr auto scan(const Step& step, const H0& h0, const XS& xs, every_step_t) 
 template <class Step, class H0, class XS>
 constexpr auto scan(const Step& step, const H0& h0, const XS& xs, every_step_t, const scan_options& options) {
   return detail::make_scan<scan_result::every>(step, h0, xs, options);
+}
+
+// ---- map ---------------------------------------------------------------------------------
+
+/// How a map slices an input (each_row, each_block).
+enum class slicing { rows, blocks };
+template <class M, slicing S>
+struct sliced {
+  M m;
+};
+/// `each_row(M)`: a map's k-th slice of the matrix expression M is its row k (a vector); M has K rows.
+template <class M>
+constexpr sliced<M, slicing::rows> each_row(const M& m) {
+  static_assert(expression<M> && detail::props<M>::rank == 2, "tad::each_row(m): m must be a matrix expression");
+  return {m};
+}
+/// `each_block(M)`: a map's k-th slice of the matrix expression M is its k-th block of rows (a
+/// matrix of M's rows / K rows, rows k r .. k r + r - 1).
+template <class M>
+constexpr sliced<M, slicing::blocks> each_block(const M& m) {
+  static_assert(expression<M> && detail::props<M>::rank == 2, "tad::each_block(m): m must be a matrix expression");
+  return {m};
+}
+
+/// The op of a map node `node<map_op<S...>, M..., Body>` (one or two sliced inputs M, then the
+/// body): the body's values for k = 0 .. count - 1, stacked.
+template <slicing... S>
+struct map_op {
+  static constexpr std::string_view name = "map";
+  static constexpr bool is_map = true;
+  static constexpr slicing slicings[] = {S...};
+  std::size_t count = 0;  // K
+  /// Stacked: a matrix (K rows of the body's vector, or K blocks of its matrix's rows).
+  template <class... R>
+  static constexpr int result_rank(R...) noexcept {
+    return 2;
+  }
+};
+
+namespace detail {
+template <slicing S, class M>
+using map_placeholder_t =
+    std::conditional_t<S == slicing::rows, scan_input_t<1, value_type_t<M>>, scan_input_t<2, value_type_t<M>>>;
+template <slicing S, class M>
+using map_placeholder2_t =
+    std::conditional_t<S == slicing::rows, map_input2_t<1, value_type_t<M>>, map_input2_t<2, value_type_t<M>>>;
+
+template <class F, class... P>
+constexpr int map_body_problem() {
+  if constexpr (!std::is_invocable_v<const F&, const P&...>) {
+    return 1;
+  } else {
+    using B = std::remove_cvref_t<std::invoke_result_t<const F&, const P&...>>;
+    if constexpr (!expression<B>) return 2;
+    else if constexpr (poisoned_v<B>) return 0;
+    else if constexpr (props<B>::rank == 0 || props<B>::is_mask) return 3;
+    else if constexpr (has_scan<B>::value) return 4;
+    else return 0;
+  }
+}
+
+template <class F, class... M, slicing... S>
+constexpr auto make_map(std::size_t count, const F& f, const sliced<M, S>&... in) {
+  if constexpr (poisoned_v<M...>) {
+    return invalid_expression{};
+  } else {
+    using T0 = value_type_t<std::tuple_element_t<0, std::tuple<M...>>>;
+    constexpr bool same = (std::is_same_v<value_type_t<M>, T0> && ...);
+    static_assert(same, "tad::map(K, f, slices...): the sliced inputs must have one element type");
+    static_assert(!(has_custom_input_v<M> || ...), "tad::map: a map cannot be part of a custom_gradient's forward");
+    if constexpr (!same || (has_custom_input_v<M> || ...)) {
+      return invalid_expression{};
+    } else {
+      const auto build = [&](const auto&... p) {
+        constexpr int problem = map_body_problem<F, std::remove_cvref_t<decltype(p)>...>();
+        static_assert(problem != 1, "tad::map(K, f, slices...): f must be callable on the slices' placeholders (a "
+                                    "generic lambda: [&](auto mu, auto q) { ... })");
+        static_assert(problem != 2, "tad::map(K, f, slices...): f must return a tad expression");
+        static_assert(problem != 3, "tad::map(K, f, slices...): f must return a vector or a matrix (its values for "
+                                    "each k are stacked), not a scalar or a comparison; for one number per k, "
+                                    "return a vector of one");
+        static_assert(problem != 4, "tad::map(K, f, slices...): a scan or a map inside a map's body is not "
+                                    "supported yet");
+        if constexpr (problem != 0) {
+          return invalid_expression{};
+        } else {
+          using B = std::remove_cvref_t<std::invoke_result_t<const F&, const std::remove_cvref_t<decltype(p)>&...>>;
+          if constexpr (poisoned_v<B>) return invalid_expression{};
+          else return node<map_op<S...>, M..., B>{in.m..., f(p...), map_op<S...>{count}};
+        }
+      };
+      if constexpr (sizeof...(M) == 1) {
+        return build(map_placeholder_t<S, M>{}...);
+      } else {
+        using M0 = std::tuple_element_t<0, std::tuple<M...>>;
+        using M1 = std::tuple_element_t<1, std::tuple<M...>>;
+        constexpr slicing S0 = std::get<0>(std::tuple{S...});
+        constexpr slicing S1 = std::get<1>(std::tuple{S...});
+        return build(map_placeholder_t<S0, M0>{}, map_placeholder2_t<S1, M1>{});
+      }
+    }
+  }
+}
+}  // namespace detail
+
+/// `map(K, f, slices...)`: `f` of the k-th slices, for k = 0 .. K-1 (K at run time), stacked:
+/// a `K x n` matrix when f returns a vector of n (row k is f's value for k), `(K r) x c` when f
+/// returns an `r x c` matrix. The slices (one or two) are `each_row(M)` (row k of M, which has
+/// K rows) and `each_block(M)` (the k-th of K blocks of M's rows). f is called once, here, on
+/// placeholders, and may use any expression of the slices and of the parameters and data it
+/// captures (a Gaussian mixture's per-component terms: doc/loops.md). Evaluated by a
+/// tad::program: f's forward K times, then its vector-Jacobian product K times.
+template <class F, class M, slicing S>
+constexpr auto map(std::size_t count, const F& f, const sliced<M, S>& in) {
+  return detail::make_map(count, f, in);
+}
+template <class F, class M0, slicing S0, class M1, slicing S1>
+constexpr auto map(std::size_t count, const F& f, const sliced<M0, S0>& in0, const sliced<M1, S1>& in1) {
+  return detail::make_map(count, f, in0, in1);
 }
 
 }  // namespace tad

@@ -259,6 +259,8 @@ void program<E>::backward(const N& n, const results& r, std::size_t base, const 
   }
   if constexpr (detail::is_scan_node_v<N>) {
     if constexpr (live) scan_backward(n, r, base, scratch, t...);  // its children's stages too
+  } else if constexpr (detail::is_map_node_v<N>) {
+    if constexpr (live) map_backward(n, r, base, scratch, t...);
   } else if constexpr (!detail::is_leaf_v<N>) {
     if constexpr (detail::is_stage_let<N>() && !detail::is_forwarding_let<N>() && live) {
       // A staged let: its body's backward, seeded with its summed adjoint.

@@ -55,6 +55,22 @@ struct scan_layout {
   std::size_t dxs = 0;                         // xs's adjoint: T inputs
   std::size_t scratch = 0;                     // the placeholders' gradient scratch: a carry, an input
 };
+/// Where a body's placeholders look at one step: the carry (0), the input or a map's first
+/// slice (1), a map's second slice (2), each with its shape.
+template <class T>
+struct scan_binding {
+  std::array<const T*, 3> data{};
+  std::array<std::size_t, 3> rows{}, cols{};
+};
+/// A map's buffers in the workspace (offsets) and its shapes (eval/program/scan.hpp).
+struct map_layout {
+  std::size_t count = 0;                          // K
+  std::array<std::size_t, 2> in_rows{}, in_cols{};  // a slice's shape (a row of n: n x 1)
+  std::array<std::size_t, 2> input{};             // elements of a slice
+  std::array<std::size_t, 2> xs{}, dxs{};         // an input, evaluated, and its adjoint
+  std::size_t out = 0;                            // elements of the body's value
+  std::size_t scratch = 0;                        // the placeholders' gradient scratch
+};
 template <class S>
 inline constexpr bool is_wrt_target_v = false;
 template <class X, class T>
@@ -212,6 +228,7 @@ class program {
   std::array<const void*, stages> tag_{};   // the node type of an outermost product
   std::array<const void*, stages> node_{};  // ... and the node, during construction
   std::array<detail::scan_layout, stages> scans_{};  // a scan's buffers (eval/program/scan.hpp)
+  std::array<detail::map_layout, stages> maps_{};    // a map's
   /// The first stage an alias may share with: 0, or a scan body's first while it is planned
   /// (a let in a body is one node per step, not one with a let outside it).
   std::size_t alias_floor_ = 0;
@@ -287,6 +304,8 @@ class program {
   void plan(const N& n, std::size_t& size, std::size_t base) {
     if constexpr (detail::is_scan_node_v<N>) {
       plan_scan(n, size, base);
+    } else if constexpr (detail::is_map_node_v<N>) {
+      plan_map(n, size, base);
     } else if constexpr (!detail::is_leaf_v<N>) {
       constexpr bool product = detail::is_product_node_v<N>;
       [&]<std::size_t... K>(std::index_sequence<K...>) {
@@ -368,6 +387,15 @@ class program {
   template <class N>
   void scan_steps(const N& n, const results& r, std::size_t base, const T* from, T* into, std::size_t start,
                   std::size_t count) const;
+  template <class N>
+  void plan_map(const N& n, std::size_t& size, std::size_t base);
+  template <class N>
+  void map_forward(const N& n, const results& r, std::size_t base) const;
+  template <class N, class... X, class... T2>
+  void map_backward(const N& n, const results& r, std::size_t base, const std::array<T*, sizeof...(X)>& scratch,
+                    const wrt_target<X, T2>&... t) const;
+  template <class N>
+  detail::scan_binding<T> map_bound(const N& n, const results& r, std::size_t base, std::size_t k) const;
   template <class N, class... X, class... T2>
   void scan_body_backward(const N& n, const results& r, std::size_t base, const T* carry, const T* input,
                           std::size_t seed, const std::array<T*, sizeof...(X)>& scratch,
@@ -465,6 +493,8 @@ class program {
     }
     if constexpr (detail::is_scan_node_v<N>) {
       scan_forward(n, r, base);
+    } else if constexpr (detail::is_map_node_v<N>) {
+      map_forward(n, r, base);
     } else if constexpr (!detail::is_leaf_v<N>) {
       [&]<std::size_t... K>(std::index_sequence<K...>) {
         (forward(detail::child<K>(n), r, base + detail::child_offset<N, K, 0>()), ...);

@@ -14,6 +14,7 @@
 
 #include <tad/core/errors.hpp>
 #include <tad/eval/program/declaration.hpp>
+#include <tad/detail/static_for.hpp>
 #include <tad/ops/scan.hpp>
 
 #include <algorithm>
@@ -30,24 +31,21 @@ namespace tad {
 
 namespace detail {
 
-/// Where a body's placeholders look at one step: the carry and the input, with their shapes.
+/// A scan's binding at one step: its carry and input at `carry` and `input`.
 template <class T>
-struct scan_binding {
-  const T* carry = nullptr;
-  const T* input = nullptr;
-  const scan_layout* s = nullptr;
-};
+scan_binding<T> scan_bound(const scan_layout& s, const T* carry, const T* input) {
+  return {{carry, input, nullptr}, {s.carry_rows, s.in_rows, 0}, {s.carry_cols, s.in_cols, 0}};
+}
 
-/// The placeholder leaf P (the carry or the input) viewing b's data, of b's shape.
+/// The placeholder leaf P (the carry, the input, a map's second slice) viewing b's data, of
+/// b's shape.
 template <class P, class T>
 constexpr P scan_placeholder(const scan_binding<T>& b) {
-  constexpr bool carry = contains_var<P, "@carry">::value;
+  constexpr std::size_t j = contains_var<P, "@carry">::value ? 0 : contains_var<P, "@in">::value ? 1 : 2;
   P l{};
-  l.data = carry ? b.carry : b.input;
-  const std::size_t rows = carry ? b.s->carry_rows : b.s->in_rows;
-  const std::size_t cols = carry ? b.s->carry_cols : b.s->in_cols;
-  l.size = rows * cols;
-  if constexpr (leaf_rank<P>() == 2) l.rows = rows, l.cols = cols;
+  l.data = b.data[j];
+  l.size = b.rows[j] * b.cols[j];
+  if constexpr (leaf_rank<P>() == 2) l.rows = b.rows[j], l.cols = b.cols[j];
   return l;
 }
 
@@ -57,7 +55,8 @@ template <class E, class T>
 constexpr auto rebind_scan(const E& e, const scan_binding<T>& b) {
   if constexpr (is_leaf_v<E>) {
     if constexpr (is_scan_placeholder_v<E>) return scan_placeholder<E>(b); else return e;
-  } else if constexpr (!contains_var<E, "@carry">::value && !contains_var<E, "@in">::value) {
+  } else if constexpr (!contains_var<E, "@carry">::value && !contains_var<E, "@in">::value &&
+                       !contains_var<E, "@in2">::value) {
     return e;
   } else {
     return [&]<std::size_t... K>(std::index_sequence<K...>) {
@@ -126,8 +125,7 @@ void program<E>::plan_scan(const N& n, std::size_t& size, std::size_t base) {
   }
   s.input = s.in_rows * s.in_cols;
   // The body's stages, planned for these shapes (on a copy whose placeholders view nothing).
-  const detail::scan_binding<T> shapes{nullptr, nullptr, &s};
-  const auto body = detail::rebind_scan(n.c, shapes);
+  const auto body = detail::rebind_scan(n.c, detail::scan_bound<T>(s, nullptr, nullptr));
   // A let or a product in the body shares only with one in the body (in the same step).
   const std::size_t floor = std::exchange(alias_floor_, base + boff);
   plan<Body, false>(body, size, base + boff);
@@ -194,7 +192,7 @@ void program<E>::scan_steps(const N& n, const results& r, std::size_t base, cons
   const T* xs = r.ws + s.xs;
   for (std::size_t i = 0; i < count; ++i) {
     const T* carry = i == 0 ? from : into + (i - 1) * s.carry;
-    const auto body = detail::rebind_scan(n.c, detail::scan_binding<T>{carry, xs + (start + i) * s.input, &s});
+    const auto body = detail::rebind_scan(n.c, detail::scan_bound(s, carry, xs + (start + i) * s.input));
     forward(body, r, base + boff);
     evaluate_into(detail::lower<0>(body, r, base + boff), into + i * s.carry, s.carry);
   }
@@ -238,7 +236,7 @@ void program<E>::scan_body_backward(const N& n, const results& r, std::size_t ba
   using Body = std::remove_cvref_t<decltype(n.c)>;
   constexpr std::size_t boff = detail::child_offset<N, 2, 0>();
   const detail::scan_layout& s = scans_[base + detail::count_products<N>() - 1];
-  const auto body = detail::rebind_scan(n.c, detail::scan_binding<T>{carry, input, &s});
+  const auto body = detail::rebind_scan(n.c, detail::scan_bound(s, carry, input));
   forward(body, r, base + boff);
   seeded_backward<Body>(detail::lower<0>(body, r, base + boff), r, base + boff, seed, s.carry, scratch, t...);
   backward<Body, true>(body, r, base + boff, scratch, t...);
@@ -284,11 +282,10 @@ void program<E>::scan_backward(const N& n, const results& r, std::size_t base,
     // The carry's adjoint before this step: the stacked output's share, the body's added.
     output_share(step);
     const T* input = ws + s.xs + step * s.input;
-    const auto h = wrt(detail::scan_placeholder<Carry>(detail::scan_binding<T>{carry, input, &s}),
-                       std::span<T>(ws + dn, s.carry));
+    const auto bound = detail::scan_bound(s, carry, input);
+    const auto h = wrt(detail::scan_placeholder<Carry>(bound), std::span<T>(ws + dn, s.carry));
     if constexpr (to_xs) {
-      const auto x = wrt(detail::scan_placeholder<In>(detail::scan_binding<T>{carry, input, &s}),
-                         std::span<T>(ws + s.dxs + step * s.input, s.input));
+      const auto x = wrt(detail::scan_placeholder<In>(bound), std::span<T>(ws + s.dxs + step * s.input, s.input));
       scan_body_backward(n, r, base, carry, input, dc, sc, t..., h, x);
     } else {
       std::array<T*, nx + 1> sc1{};
@@ -322,6 +319,165 @@ void program<E>::scan_backward(const N& n, const results& r, std::size_t base,
                        t...);
     backward<B, true>(n.b, r, base + xoff, scratch, t...);
   }
+}
+
+// ---- map ------------------------------------------------------------------------------------
+
+/// The binding of map N (stage `base`'s subtree) for k: its slices' k-th rows or blocks, in
+/// their evaluated buffers.
+template <class E>
+template <class N>
+auto program<E>::map_bound(const N&, const results& r, std::size_t base, std::size_t k) const
+    -> detail::scan_binding<T> {
+  const detail::map_layout& m = maps_[base + detail::count_products<N>() - 1];
+  detail::scan_binding<T> b{};
+  for (std::size_t j = 0; j < N::arity - 1; ++j) {
+    b.data[j + 1] = r.ws + m.xs[j] + k * m.input[j];
+    b.rows[j + 1] = m.in_rows[j], b.cols[j + 1] = m.in_cols[j];
+  }
+  return b;
+}
+
+/// Plans map n (stage k): its inputs' stages, the slices' shapes, the body's stages for them,
+/// the map's buffers.
+template <class E>
+template <class N>
+void program<E>::plan_map(const N& n, std::size_t& size, std::size_t base) {
+  constexpr std::size_t inputs = N::arity - 1;
+  using Body = std::remove_cvref_t<decltype(detail::child<inputs>(n))>;
+  constexpr std::size_t boff = detail::child_offset<N, inputs, 0>();
+  const std::size_t k = base + detail::count_products<N>() - 1;
+  detail::map_layout& m = maps_[k];
+  m.count = n.op.count;
+  const auto take = [&](std::size_t count) {
+    const std::size_t at = size;
+    size += count;
+    return at;
+  };
+  detail::static_for<inputs>([&](auto jc) {
+    constexpr std::size_t j = jc.value;
+    using I = std::remove_cvref_t<decltype(detail::child<j>(n))>;
+    constexpr std::size_t off = detail::child_offset<N, j, 0>();
+    plan<I, false>(detail::child<j>(n), size, base + off);
+    const auto x = value_shape<2>(detail::lower<0>(detail::child<j>(n), shapes_, base + off));
+    constexpr bool rows = N::op_type::slicings[j] == slicing::rows;
+    if (rows ? x[0] != m.count : (m.count == 0 ? x[0] != 0 : x[0] % m.count != 0)) {
+      throw shape_error::with_message(
+          std::string("tad::map(K, f, slices...): K is ") + std::to_string(m.count) + ", slice " +
+              std::to_string(j) + " is " + detail::shape_string(x[0], x[1]) +
+              (rows ? ": each_row needs K rows" : ": each_block needs a multiple of K rows"),
+          m.count, x[0]);
+    }
+    m.in_rows[j] = rows ? x[1] : (m.count == 0 ? 0 : x[0] / m.count);
+    m.in_cols[j] = rows ? 1 : x[1];
+    m.input[j] = m.in_rows[j] * m.in_cols[j];
+    m.xs[j] = take(x[0] * x[1]);
+    m.dxs[j] = take(x[0] * x[1]);
+  });
+  // The body's stages for these shapes (its placeholders view nothing).
+  detail::scan_binding<T> b{};
+  for (std::size_t j = 0; j < inputs; ++j) b.rows[j + 1] = m.in_rows[j], b.cols[j + 1] = m.in_cols[j];
+  const auto body = detail::rebind_scan(detail::child<inputs>(n), b);
+  const std::size_t floor = std::exchange(alias_floor_, base + boff);
+  plan<Body, false>(body, size, base + boff);
+  alias_floor_ = floor;
+  for (std::size_t q = base + boff; q < k; ++q) node_[q] = nullptr;  // (body is a local)
+  constexpr int rank = detail::props<Body>::rank;
+  const auto y = value_shape<rank>(detail::lower<0>(body, shapes_, base + boff));
+  m.out = y[0] * y[1];
+  if (m.out != 0 && m.count > std::numeric_limits<std::size_t>::max() / 4 / m.out)
+    throw std::length_error("tad::map: the result's size overflows");
+  m.scratch = take(m.input[0] + m.input[1]);
+  // Stacked: K rows of a vector of n, or K blocks of an r x c matrix's rows.
+  shapes_.rows[k] = rank == 2 ? m.count * y[0] : m.count;
+  shapes_.cols[k] = rank == 2 ? y[1] : y[0];
+  shapes_.offset[k] = take(m.count * m.out);
+  layout_[k].dy = take(m.count * m.out);
+  alias_[k] = k;
+}
+
+/// Map n's forward: its inputs into their buffers, then the body per k into row (block) k.
+template <class E>
+template <class N>
+void program<E>::map_forward(const N& n, const results& r, std::size_t base) const {
+  constexpr std::size_t inputs = N::arity - 1;
+  constexpr std::size_t boff = detail::child_offset<N, inputs, 0>();
+  const std::size_t k = base + detail::count_products<N>() - 1;
+  const detail::map_layout& m = maps_[k];
+  detail::static_for<inputs>([&](auto jc) {
+    constexpr std::size_t j = jc.value;
+    constexpr std::size_t off = detail::child_offset<N, j, 0>();
+    forward(detail::child<j>(n), r, base + off);
+    evaluate_into(detail::lower<0>(detail::child<j>(n), r, base + off), r.ws + m.xs[j], m.count * m.input[j]);
+  });
+  T* out = r.ws + r.offset[k];
+  for (std::size_t q = 0; q < m.count; ++q) {
+    const auto body = detail::rebind_scan(detail::child<inputs>(n), map_bound(n, r, base, q));
+    forward(body, r, base + boff);
+    evaluate_into(detail::lower<0>(body, r, base + boff), out + q * m.out, m.out);
+  }
+}
+
+/// Map n's backward, its adjoint in its dy buffer: the body's vector-Jacobian product per k,
+/// seeded with row (block) k, into the targets and the slices' adjoints; then the inputs'.
+template <class E>
+template <class N, class... X, class... T2>
+void program<E>::map_backward(const N& n, const results& r, std::size_t base,
+                              const std::array<T*, sizeof...(X)>& scratch, const wrt_target<X, T2>&... t) const {
+  constexpr std::size_t inputs = N::arity - 1;
+  using Body = std::remove_cvref_t<decltype(detail::child<inputs>(n))>;
+  constexpr std::size_t boff = detail::child_offset<N, inputs, 0>();
+  const std::size_t k = base + detail::count_products<N>() - 1;
+  const detail::map_layout& m = maps_[k];
+  using I0 = std::remove_cvref_t<decltype(detail::child<0>(n))>;
+  using I1 = std::remove_cvref_t<decltype(detail::child<inputs == 2 ? 1 : 0>(n))>;
+  constexpr bool to0 = detail::reaches_any_v<I0, X...>;
+  constexpr bool to1 = inputs == 2 && detail::reaches_any_v<I1, X...>;
+  if constexpr (to0) std::fill_n(r.ws + m.dxs[0], m.count * m.input[0], T(0));
+  if constexpr (to1) std::fill_n(r.ws + m.dxs[1], m.count * m.input[1], T(0));
+  constexpr std::size_t nx = sizeof...(X);
+  constexpr std::size_t extra = (to0 ? 1 : 0) + (to1 ? 1 : 0);
+  std::array<T*, nx + extra> sc{};
+  std::copy_n(scratch.begin(), nx, sc.begin());
+  if constexpr (to0) sc[nx] = r.ws + m.scratch;
+  if constexpr (to1) sc[nx + extra - 1] = r.ws + m.scratch + m.input[0];
+  for (std::size_t q = 0; q < m.count; ++q) {
+    const detail::scan_binding<T> b = map_bound(n, r, base, q);
+    const auto body = detail::rebind_scan(detail::child<inputs>(n), b);
+    const auto slice = [&]<std::size_t J, class P>(std::integral_constant<std::size_t, J>, std::type_identity<P>) {
+      return wrt(detail::scan_placeholder<P>(b), std::span<T>(r.ws + m.dxs[J] + q * m.input[J], m.input[J]));
+    };
+    using T0 = detail::scan_input_t<N::op_type::slicings[0] == slicing::rows ? 1 : 2, T>;
+    using T1 = detail::map_input2_t<N::op_type::slicings[inputs - 1] == slicing::rows ? 1 : 2, T>;
+    auto targets = std::tuple_cat(
+        [&] {
+          if constexpr (to0) return std::tuple{slice(std::integral_constant<std::size_t, 0>{}, std::type_identity<T0>{})};
+          else return std::tuple<>{};
+        }(),
+        [&] {
+          if constexpr (to1) return std::tuple{slice(std::integral_constant<std::size_t, 1>{}, std::type_identity<T1>{})};
+          else return std::tuple<>{};
+        }());
+    std::apply(
+        [&](const auto&... p) {
+          forward(body, r, base + boff);
+          seeded_backward<Body>(detail::lower<0>(body, r, base + boff), r, base + boff, layout_[k].dy + q * m.out,
+                                m.out, sc, t..., p...);
+          backward<Body, true>(body, r, base + boff, sc, t..., p...);
+        },
+        targets);
+  }
+  // The slices' adjoints into the inputs' expressions.
+  detail::static_for<inputs>([&](auto jc) {
+    constexpr std::size_t j = jc.value;
+    using I = std::remove_cvref_t<decltype(detail::child<j>(n))>;
+    constexpr std::size_t off = detail::child_offset<N, j, 0>();
+    if constexpr (detail::reaches_any_v<I, X...>) {
+      seeded_backward<I>(detail::lower<0>(detail::child<j>(n), r, base + off), r, base + off, m.dxs[j],
+                         m.count * m.input[j], scratch, t...);
+      backward<I, true>(detail::child<j>(n), r, base + off, scratch, t...);
+    }
+  });
 }
 
 }  // namespace tad
