@@ -3,6 +3,7 @@
 // component, GradBench's gmm without its packing) reduced by a logsumexp down the components,
 // a body of one slice returning a matrix, clip_gradient on a slice (the rule once per row, on
 // its summed adjoint), against central differences of the same computation written by hand;
+// three slices (a weight per component: each_element) with a bound scalar captured by the body,
 // K = 0, 1 and more, sizes around the SIMD width, float and double; shapes that do not fit.
 #include "scan/common.hpp"
 
@@ -176,6 +177,59 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(clip_gradient_on_a_slice_clips_each_rows_summed_ad
   expect_all_close(doubles(gmu), want, tol<T>(), "clipped dmu");
 }
 
+// Three slices (a weight per component: each_element), and a scalar parameter bound to an
+// lvalue captured by the body (read once per call, as anywhere in a program): GradBench's gmm
+// without its packing, against central differences.
+BOOST_AUTO_TEST_CASE_TEMPLATE(three_slices_and_a_bound_scalar, T, tad_test::reals) {
+  for (const std::size_t k : {1u, 3u, 9u}) {
+    mixture p(k, 3, 5);
+    std::vector<double> alpha(k), s{0.7};
+    tad_test::fill_uniform(alpha, -1, 1, 13);
+    const auto f = [&] {
+      double total = 0;
+      for (std::size_t i = 0; i < p.N; ++i) {
+        std::vector<double> t(p.K);
+        for (std::size_t c = 0; c < p.K; ++c) {
+          double q = 0;
+          for (std::size_t a = 0; a < p.D; ++a) {
+            double y = 0;
+            for (std::size_t b = 0; b < p.D; ++b) y += p.q[(c * p.D + a) * p.D + b] * (p.x[i * p.D + b] - p.mu[c * p.D + b]);
+            q += y * y;
+          }
+          t[c] = alpha[c] - s[0] * q;
+        }
+        const double m = *std::max_element(t.begin(), t.end());
+        double e = 0;
+        for (double v : t) e += std::exp(v - m);
+        total += m + std::log(e);
+      }
+      return total;
+    };
+    auto smu = stored<T>(p.mu), sq = stored<T>(p.q), sx = stored<T>(p.x), sa = stored<T>(alpha);
+    T sv = T(s[0]);
+    const auto A = tad::var<"alpha">(static_cast<const T*>(sa.data()), k);
+    const auto Mu = tad::var<"mu">(static_cast<const T*>(smu.data()), p.K, p.D);
+    const auto Q = tad::var<"Q">(static_cast<const T*>(sq.data()), p.K * p.D, p.D);
+    const auto S = tad::var<"s">(sv);  // bound: read when the program is called
+    const auto X = tad::constant(static_cast<const T*>(sx.data()), p.N, p.D);
+    const auto terms = tad::map(
+        p.K,
+        [&](auto a, auto m, auto qk) {
+          return a - S * tad::sum(tad::square(tad::matmul(X - m, tad::transpose(qk))), tad::axis<1>);
+        },
+        tad::each_element(A), tad::each_row(Mu), tad::each_block(Q));
+    const tad::program prog(tad::sum(tad::logsumexp(terms, tad::axis<0>)));
+    sv = T(s[0]);
+    const auto [v, ga, gmu, gq, gs] = prog.grad(A, Mu, Q, S);
+    const std::string what = "K " + std::to_string(k);
+    BOOST_TEST(tad_test::close(double(v), f(), tol<T>()), what << ": value " << v << ", expected " << f());
+    expect_all_close(doubles(ga), differences(alpha, f), tol<T>(), what + " dalpha");
+    expect_all_close(doubles(gmu), differences(p.mu, f), tol<T>(), what + " dmu");
+    expect_all_close(doubles(gq), differences(p.q, f), tol<T>(), what + " dQ");
+    expect_all_close({double(gs)}, differences(s, f), tol<T>(), what + " ds");
+  }
+}
+
 BOOST_AUTO_TEST_CASE(slices_that_do_not_fit_K) {
   std::vector<double> mu(3 * 2), q(7 * 2);
   const auto Mu = tad::var<"mu">(mu.data(), 3, 2);
@@ -189,6 +243,12 @@ BOOST_AUTO_TEST_CASE(slices_that_do_not_fit_K) {
                                "tad::map(K, f, slices...): K is 2, slice 1 is 7 x 2: each_block needs a multiple of K "
                                "rows",
                                2, 7);
+  const std::vector<double> ones(3, 1.0);
+  const auto elements = tad::map(2, [&](auto a) { return tad::exp(a * tad::constant(ones)); },
+                                 tad::each_element(tad::constant(q)));
+  tad_test::expect_shape_error([&] { (void)tad::program(tad::sum(elements)); },
+                               "tad::map(K, f, slices...): K is 2, slice 0 is 14 x 1: each_element needs K elements", 2,
+                               14);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

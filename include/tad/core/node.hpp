@@ -12,7 +12,7 @@ struct node_kind {};
 struct leaf_kind {};
 }  // namespace detail
 
-/// An op applied to one, two or three child expressions. Children are plain members so nodes
+/// An op applied to one, two or three child expressions (four: a map's). Children are plain members so nodes
 /// stay constexpr aggregates; `op` holds the op's parameters (empty for most ops).
 template <class Op, class... C>
 struct node;
@@ -47,6 +47,19 @@ struct node<Op, A, B, C> {
   [[no_unique_address]] Op op{};
 };
 
+/// Four children: only a map of three slices (ops/scan.hpp), which the engine never sees.
+template <class Op, class A, class B, class C, class D>
+struct node<Op, A, B, C, D> {
+  using tad_kind = detail::node_kind;
+  using op_type = Op;
+  static constexpr std::size_t arity = 4;
+  A a;
+  B b;
+  C c;
+  D d;
+  [[no_unique_address]] Op op{};
+};
+
 namespace detail {
 
 /// The K-th child of a node.
@@ -57,7 +70,10 @@ constexpr const auto& child(const N& n) noexcept {
   } else if constexpr (N::arity == 2) {
     if constexpr (K == 0) return n.lhs; else return n.rhs;
   } else {
-    if constexpr (K == 0) return n.a; else if constexpr (K == 1) return n.b; else return n.c;
+    if constexpr (K == 0) return n.a;
+    else if constexpr (K == 1) return n.b;
+    else if constexpr (K == 2) return n.c;
+    else return n.d;
   }
 }
 template <std::size_t K, class N>
@@ -67,7 +83,10 @@ constexpr auto& child(N& n) noexcept {
   } else if constexpr (N::arity == 2) {
     if constexpr (K == 0) return n.lhs; else return n.rhs;
   } else {
-    if constexpr (K == 0) return n.a; else if constexpr (K == 1) return n.b; else return n.c;
+    if constexpr (K == 0) return n.a;
+    else if constexpr (K == 1) return n.b;
+    else if constexpr (K == 2) return n.c;
+    else return n.d;
   }
 }
 

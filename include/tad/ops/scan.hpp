@@ -68,9 +68,10 @@ template <int Rank, class T>
 using scan_carry_t = std::conditional_t<Rank == 2, matrix_var<"@carry", T>, array_var<"@carry", T>>;
 template <int Rank, class T>
 using scan_input_t = std::conditional_t<Rank == 2, matrix_var<"@in", T>, array_var<"@in", T>>;
-/// A map's second slice.
-template <int Rank, class T>
-using map_input2_t = std::conditional_t<Rank == 2, matrix_var<"@in2", T>, array_var<"@in2", T>>;
+/// A map's slices: `@in`, `@in2`, `@in3`; rank 0 (each_element) a scalar read through a pointer.
+template <fixed_string Name, int Rank, class T>
+using slice_placeholder_t =
+    std::conditional_t<Rank == 2, matrix_var<Name, T>, std::conditional_t<Rank == 1, array_var<Name, T>, scalar_var<Name, T, true>>>;
 
 template <class E>
 inline constexpr bool is_scan_placeholder_v = false;
@@ -83,9 +84,19 @@ inline constexpr bool is_scan_placeholder_v<array_var<"@in", T>> = true;
 template <class T>
 inline constexpr bool is_scan_placeholder_v<matrix_var<"@in", T>> = true;
 template <class T>
+inline constexpr bool is_scan_placeholder_v<scalar_var<"@in", T, true>> = true;
+template <class T>
 inline constexpr bool is_scan_placeholder_v<array_var<"@in2", T>> = true;
 template <class T>
 inline constexpr bool is_scan_placeholder_v<matrix_var<"@in2", T>> = true;
+template <class T>
+inline constexpr bool is_scan_placeholder_v<scalar_var<"@in2", T, true>> = true;
+template <class T>
+inline constexpr bool is_scan_placeholder_v<array_var<"@in3", T>> = true;
+template <class T>
+inline constexpr bool is_scan_placeholder_v<matrix_var<"@in3", T>> = true;
+template <class T>
+inline constexpr bool is_scan_placeholder_v<scalar_var<"@in3", T, true>> = true;
 
 /// Does E hold a scan?
 template <class E>
@@ -198,8 +209,8 @@ constexpr auto scan(const Step& step, const H0& h0, const XS& xs, every_step_t, 
 
 // ---- map ---------------------------------------------------------------------------------
 
-/// How a map slices an input (each_row, each_block).
-enum class slicing { rows, blocks };
+/// How a map slices an input (each_row, each_block, each_element).
+enum class slicing { rows, blocks, elements };
 template <class M, slicing S>
 struct sliced {
   M m;
@@ -210,6 +221,13 @@ constexpr sliced<M, slicing::rows> each_row(const M& m) {
   static_assert(expression<M> && detail::props<M>::rank == 2, "tad::each_row(m): m must be a matrix expression");
   return {m};
 }
+/// `each_element(v)`: a map's k-th slice of the vector expression v is its element k (a scalar);
+/// v has K elements.
+template <class V>
+constexpr sliced<V, slicing::elements> each_element(const V& v) {
+  static_assert(expression<V> && detail::props<V>::rank == 1, "tad::each_element(v): v must be a vector expression");
+  return {v};
+}
 /// `each_block(M)`: a map's k-th slice of the matrix expression M is its k-th block of rows (a
 /// matrix of M's rows / K rows, rows k r .. k r + r - 1).
 template <class M>
@@ -218,7 +236,7 @@ constexpr sliced<M, slicing::blocks> each_block(const M& m) {
   return {m};
 }
 
-/// The op of a map node `node<map_op<S...>, M..., Body>` (one or two sliced inputs M, then the
+/// The op of a map node `node<map_op<S...>, M..., Body>` (one to three sliced inputs M, then the
 /// body): the body's values for k = 0 .. count - 1, stacked.
 template <slicing... S>
 struct map_op {
@@ -234,12 +252,25 @@ struct map_op {
 };
 
 namespace detail {
-template <slicing S, class M>
-using map_placeholder_t =
-    std::conditional_t<S == slicing::rows, scan_input_t<1, value_type_t<M>>, scan_input_t<2, value_type_t<M>>>;
-template <slicing S, class M>
-using map_placeholder2_t =
-    std::conditional_t<S == slicing::rows, map_input2_t<1, value_type_t<M>>, map_input2_t<2, value_type_t<M>>>;
+template <slicing S>
+inline constexpr int slice_rank = S == slicing::rows ? 1 : S == slicing::blocks ? 2 : 0;
+/// The placeholder of slice J (of kind S) of an input M.
+template <std::size_t J, int R, class T>
+struct slice_of;
+template <int R, class T>
+struct slice_of<0, R, T> {
+  using type = slice_placeholder_t<"@in", R, T>;
+};
+template <int R, class T>
+struct slice_of<1, R, T> {
+  using type = slice_placeholder_t<"@in2", R, T>;
+};
+template <int R, class T>
+struct slice_of<2, R, T> {
+  using type = slice_placeholder_t<"@in3", R, T>;
+};
+template <std::size_t J, slicing S, class M>
+using map_placeholder_t = typename slice_of<J, slice_rank<S>, value_type_t<M>>::type;
 
 template <class F, class... P>
 constexpr int map_body_problem() {
@@ -285,15 +316,9 @@ constexpr auto make_map(std::size_t count, const F& f, const sliced<M, S>&... in
           else return node<map_op<S...>, M..., B>{in.m..., f(p...), map_op<S...>{count}};
         }
       };
-      if constexpr (sizeof...(M) == 1) {
-        return build(map_placeholder_t<S, M>{}...);
-      } else {
-        using M0 = std::tuple_element_t<0, std::tuple<M...>>;
-        using M1 = std::tuple_element_t<1, std::tuple<M...>>;
-        constexpr slicing S0 = std::get<0>(std::tuple{S...});
-        constexpr slicing S1 = std::get<1>(std::tuple{S...});
-        return build(map_placeholder_t<S0, M0>{}, map_placeholder2_t<S1, M1>{});
-      }
+      return [&]<std::size_t... J>(std::index_sequence<J...>) {
+        return build(map_placeholder_t<J, S, M>{}...);
+      }(std::index_sequence_for<M...>{});
     }
   }
 }
@@ -301,8 +326,9 @@ constexpr auto make_map(std::size_t count, const F& f, const sliced<M, S>&... in
 
 /// `map(K, f, slices...)`: `f` of the k-th slices, for k = 0 .. K-1 (K at run time), stacked:
 /// a `K x n` matrix when f returns a vector of n (row k is f's value for k), `(K r) x c` when f
-/// returns an `r x c` matrix. The slices (one or two) are `each_row(M)` (row k of M, which has
-/// K rows) and `each_block(M)` (the k-th of K blocks of M's rows). f is called once, here, on
+/// returns an `r x c` matrix. The slices (one to three) are `each_row(M)` (row k of M, which
+/// has K rows), `each_block(M)` (the k-th of K blocks of M's rows) and `each_element(v)` (v[k],
+/// a scalar; v has K elements). f is called once, here, on
 /// placeholders, and may use any expression of the slices and of the parameters and data it
 /// captures (a Gaussian mixture's per-component terms: doc/loops.md). Evaluated by a
 /// tad::program: f's forward K times, then its vector-Jacobian product K times.
@@ -313,6 +339,11 @@ constexpr auto map(std::size_t count, const F& f, const sliced<M, S>& in) {
 template <class F, class M0, slicing S0, class M1, slicing S1>
 constexpr auto map(std::size_t count, const F& f, const sliced<M0, S0>& in0, const sliced<M1, S1>& in1) {
   return detail::make_map(count, f, in0, in1);
+}
+template <class F, class M0, slicing S0, class M1, slicing S1, class M2, slicing S2>
+constexpr auto map(std::size_t count, const F& f, const sliced<M0, S0>& in0, const sliced<M1, S1>& in1,
+                   const sliced<M2, S2>& in2) {
+  return detail::make_map(count, f, in0, in1, in2);
 }
 
 }  // namespace tad

@@ -82,10 +82,16 @@ constexpr void freeze(E& e) {
   }
 }
 
+/// Is E a leaf named by tad, not by the caller (`@...`: a map's scalar slice, bound afresh at each
+/// step of the loop, ops/scan.hpp)? It is read by the body's own engine, not frozen outside it.
+template <class E>
+constexpr bool internal_leaf() {
+  if constexpr (requires { E::name; }) return E::name.view().starts_with('@'); else return false;
+}
 /// Does E hold a leaf that reads the caller's lvalue (`constant_ref`, a scalar variable bound to
 /// an lvalue)? freeze copies its value for the loops.
 template <class E>
-struct holds_ref_t : std::bool_constant<requires(E e) { e.src; }> {};
+struct holds_ref_t : std::bool_constant<requires(E e) { e.src; } && !internal_leaf<E>()> {};
 template <class Op, class... C>
 struct holds_ref_t<node<Op, C...>> : std::bool_constant<(holds_ref_t<C>::value || ...)> {};
 template <class E>

@@ -56,18 +56,18 @@ struct scan_layout {
   std::size_t scratch = 0;                     // the placeholders' gradient scratch: a carry, an input
 };
 /// Where a body's placeholders look at one step: the carry (0), the input or a map's first
-/// slice (1), a map's second slice (2), each with its shape.
+/// slice (1), a map's second and third slices (2, 3), each with its shape (a scalar: 1 x 1).
 template <class T>
 struct scan_binding {
-  std::array<const T*, 3> data{};
-  std::array<std::size_t, 3> rows{}, cols{};
+  std::array<const T*, 4> data{};
+  std::array<std::size_t, 4> rows{}, cols{};
 };
 /// A map's buffers in the workspace (offsets) and its shapes (eval/program/scan.hpp).
 struct map_layout {
   std::size_t count = 0;                          // K
-  std::array<std::size_t, 2> in_rows{}, in_cols{};  // a slice's shape (a row of n: n x 1)
-  std::array<std::size_t, 2> input{};             // elements of a slice
-  std::array<std::size_t, 2> xs{}, dxs{};         // an input, evaluated, and its adjoint
+  std::array<std::size_t, 3> in_rows{}, in_cols{};  // a slice's shape (a row of n: n x 1)
+  std::array<std::size_t, 3> input{};             // elements of a slice
+  std::array<std::size_t, 3> xs{}, dxs{};         // an input, evaluated, and its adjoint
   std::size_t out = 0;                            // elements of the body's value
   std::size_t scratch = 0;                        // the placeholders' gradient scratch
 };

@@ -34,18 +34,25 @@ namespace detail {
 /// A scan's binding at one step: its carry and input at `carry` and `input`.
 template <class T>
 scan_binding<T> scan_bound(const scan_layout& s, const T* carry, const T* input) {
-  return {{carry, input, nullptr}, {s.carry_rows, s.in_rows, 0}, {s.carry_cols, s.in_cols, 0}};
+  return {{carry, input, nullptr, nullptr}, {s.carry_rows, s.in_rows, 0, 0}, {s.carry_cols, s.in_cols, 0, 0}};
 }
 
-/// The placeholder leaf P (the carry, the input, a map's second slice) viewing b's data, of
-/// b's shape.
+/// The placeholder leaf P (the carry, the input, a map's slices) viewing b's data, of b's shape
+/// (a scalar: reading it).
 template <class P, class T>
 constexpr P scan_placeholder(const scan_binding<T>& b) {
-  constexpr std::size_t j = contains_var<P, "@carry">::value ? 0 : contains_var<P, "@in">::value ? 1 : 2;
+  constexpr std::size_t j = contains_var<P, "@carry">::value ? 0
+                            : contains_var<P, "@in">::value  ? 1
+                            : contains_var<P, "@in2">::value ? 2
+                                                              : 3;
   P l{};
-  l.data = b.data[j];
-  l.size = b.rows[j] * b.cols[j];
-  if constexpr (leaf_rank<P>() == 2) l.rows = b.rows[j], l.cols = b.cols[j];
+  if constexpr (!P::is_array) {
+    l.src = b.data[j];
+  } else {
+    l.data = b.data[j];
+    l.size = b.rows[j] * b.cols[j];
+    if constexpr (leaf_rank<P>() == 2) l.rows = b.rows[j], l.cols = b.cols[j];
+  }
   return l;
 }
 
@@ -56,7 +63,7 @@ constexpr auto rebind_scan(const E& e, const scan_binding<T>& b) {
   if constexpr (is_leaf_v<E>) {
     if constexpr (is_scan_placeholder_v<E>) return scan_placeholder<E>(b); else return e;
   } else if constexpr (!contains_var<E, "@carry">::value && !contains_var<E, "@in">::value &&
-                       !contains_var<E, "@in2">::value) {
+                       !contains_var<E, "@in2">::value && !contains_var<E, "@in3">::value) {
     return e;
   } else {
     return [&]<std::size_t... K>(std::index_sequence<K...>) {
@@ -359,17 +366,20 @@ void program<E>::plan_map(const N& n, std::size_t& size, std::size_t base) {
     using I = std::remove_cvref_t<decltype(detail::child<j>(n))>;
     constexpr std::size_t off = detail::child_offset<N, j, 0>();
     plan<I, false>(detail::child<j>(n), size, base + off);
-    const auto x = value_shape<2>(detail::lower<0>(detail::child<j>(n), shapes_, base + off));
-    constexpr bool rows = N::op_type::slicings[j] == slicing::rows;
-    if (rows ? x[0] != m.count : (m.count == 0 ? x[0] != 0 : x[0] % m.count != 0)) {
-      throw shape_error::with_message(
-          std::string("tad::map(K, f, slices...): K is ") + std::to_string(m.count) + ", slice " +
-              std::to_string(j) + " is " + detail::shape_string(x[0], x[1]) +
-              (rows ? ": each_row needs K rows" : ": each_block needs a multiple of K rows"),
-          m.count, x[0]);
+    constexpr slicing how = N::op_type::slicings[j];
+    constexpr bool whole = how != slicing::blocks;  // a row or an element per k
+    const auto x = value_shape<how == slicing::elements ? 1 : 2>(detail::lower<0>(detail::child<j>(n), shapes_, base + off));
+    if (whole ? x[0] != m.count : (m.count == 0 ? x[0] != 0 : x[0] % m.count != 0)) {
+      const char* need = how == slicing::rows     ? ": each_row needs K rows"
+                         : how == slicing::blocks ? ": each_block needs a multiple of K rows"
+                                                  : ": each_element needs K elements";
+      throw shape_error::with_message(std::string("tad::map(K, f, slices...): K is ") + std::to_string(m.count) +
+                                          ", slice " + std::to_string(j) + " is " +
+                                          detail::shape_string(x[0], x[1]) + need,
+                                      m.count, x[0]);
     }
-    m.in_rows[j] = rows ? x[1] : (m.count == 0 ? 0 : x[0] / m.count);
-    m.in_cols[j] = rows ? 1 : x[1];
+    m.in_rows[j] = how == slicing::rows ? x[1] : how == slicing::elements ? 1 : (m.count == 0 ? 0 : x[0] / m.count);
+    m.in_cols[j] = how == slicing::blocks ? x[1] : 1;
     m.input[j] = m.in_rows[j] * m.in_cols[j];
     m.xs[j] = take(x[0] * x[1]);
     m.dxs[j] = take(x[0] * x[1]);
@@ -387,7 +397,7 @@ void program<E>::plan_map(const N& n, std::size_t& size, std::size_t base) {
   m.out = y[0] * y[1];
   if (m.out != 0 && m.count > std::numeric_limits<std::size_t>::max() / 4 / m.out)
     throw std::length_error("tad::map: the result's size overflows");
-  m.scratch = take(m.input[0] + m.input[1]);
+  m.scratch = take(m.input[0] + m.input[1] + m.input[2]);
   // Stacked: K rows of a vector of n, or K blocks of an r x c matrix's rows.
   shapes_.rows[k] = rank == 2 ? m.count * y[0] : m.count;
   shapes_.cols[k] = rank == 2 ? y[1] : y[0];
@@ -429,35 +439,41 @@ void program<E>::map_backward(const N& n, const results& r, std::size_t base,
   constexpr std::size_t boff = detail::child_offset<N, inputs, 0>();
   const std::size_t k = base + detail::count_products<N>() - 1;
   const detail::map_layout& m = maps_[k];
-  using I0 = std::remove_cvref_t<decltype(detail::child<0>(n))>;
-  using I1 = std::remove_cvref_t<decltype(detail::child<inputs == 2 ? 1 : 0>(n))>;
-  constexpr bool to0 = detail::reaches_any_v<I0, X...>;
-  constexpr bool to1 = inputs == 2 && detail::reaches_any_v<I1, X...>;
-  if constexpr (to0) std::fill_n(r.ws + m.dxs[0], m.count * m.input[0], T(0));
-  if constexpr (to1) std::fill_n(r.ws + m.dxs[1], m.count * m.input[1], T(0));
+  // Which slices a gradient reaches, and their scratch after the targets'.
+  constexpr auto to = [] {
+    std::array<bool, 3> a{};
+    detail::static_for<inputs>([&](auto jc) {
+      a[jc.value] = detail::reaches_any_v<std::remove_cvref_t<decltype(detail::child<jc.value>(std::declval<const N&>()))>, X...>;
+    });
+    return a;
+  }();
   constexpr std::size_t nx = sizeof...(X);
-  constexpr std::size_t extra = (to0 ? 1 : 0) + (to1 ? 1 : 0);
+  constexpr std::size_t extra = std::size_t(to[0]) + std::size_t(to[1]) + std::size_t(to[2]);
   std::array<T*, nx + extra> sc{};
   std::copy_n(scratch.begin(), nx, sc.begin());
-  if constexpr (to0) sc[nx] = r.ws + m.scratch;
-  if constexpr (to1) sc[nx + extra - 1] = r.ws + m.scratch + m.input[0];
+  {
+    std::size_t at = nx, offset = m.scratch;
+    for (std::size_t j = 0; j < inputs; ++j) {
+      if (to[j]) std::fill_n(r.ws + m.dxs[j], m.count * m.input[j], T(0)), sc[at++] = r.ws + offset;
+      offset += m.input[j];
+    }
+  }
   for (std::size_t q = 0; q < m.count; ++q) {
     const detail::scan_binding<T> b = map_bound(n, r, base, q);
     const auto body = detail::rebind_scan(detail::child<inputs>(n), b);
-    const auto slice = [&]<std::size_t J, class P>(std::integral_constant<std::size_t, J>, std::type_identity<P>) {
-      return wrt(detail::scan_placeholder<P>(b), std::span<T>(r.ws + m.dxs[J] + q * m.input[J], m.input[J]));
-    };
-    using T0 = detail::scan_input_t<N::op_type::slicings[0] == slicing::rows ? 1 : 2, T>;
-    using T1 = detail::map_input2_t<N::op_type::slicings[inputs - 1] == slicing::rows ? 1 : 2, T>;
-    auto targets = std::tuple_cat(
-        [&] {
-          if constexpr (to0) return std::tuple{slice(std::integral_constant<std::size_t, 0>{}, std::type_identity<T0>{})};
-          else return std::tuple<>{};
-        }(),
-        [&] {
-          if constexpr (to1) return std::tuple{slice(std::integral_constant<std::size_t, 1>{}, std::type_identity<T1>{})};
-          else return std::tuple<>{};
-        }());
+    // The targets of the slices a gradient reaches: row, block or element q of their adjoints.
+    auto targets = [&]<std::size_t... J>(std::index_sequence<J...>) {
+      return std::tuple_cat([&] {
+        if constexpr (to[J]) {
+          using P = detail::map_placeholder_t<J, N::op_type::slicings[J], detail::child_t<J, N>>;
+          T* d = r.ws + m.dxs[J] + q * m.input[J];
+          if constexpr (P::is_array) return std::tuple{wrt(detail::scan_placeholder<P>(b), std::span<T>(d, m.input[J]))};
+          else return std::tuple{wrt(detail::scan_placeholder<P>(b), *d)};
+        } else {
+          return std::tuple<>{};
+        }
+      }()...);
+    }(std::make_index_sequence<inputs>{});
     std::apply(
         [&](const auto&... p) {
           forward(body, r, base + boff);
