@@ -6,8 +6,9 @@
 // (Pascanu, Mikolov and Bengio, 2013): trained with plain SGD the loss jumps and the accuracy
 // falls back; with clip_by_global_norm the same run is stable. A third run uses truncated BPTT
 // (blocks of 10 steps), enough for a dependency 5 steps back, as a cheaper gradient.
-// One line per 50 steps for each run; checks that the clipped runs learn the task, that the
-// unclipped one is visibly less stable, and returns 1 if not.
+// Each is trained four times (data and initial weights from four seeds), one line per 100
+// steps; checks that the clipped and truncated runs learn the task and that the unclipped ones
+// are visibly less stable on average, and returns 1 if not.
 #include <tad/linalg.hpp>
 
 #include <algorithm>
@@ -45,8 +46,8 @@ struct result {
 
 enum class mode { clipped, unclipped, truncated };
 
-result train(mode how) {
-  lcg g{2024};
+result train(mode how, std::uint64_t seed) {
+  lcg g{seed};
   std::vector<float> w(H * H), u(D * H), bias(H), v(H * C), c(C), zeros(B * H);
   for (float& e : w) e = static_cast<float>(1.6 * g.normal() / std::sqrt(double(H)));
   for (float& e : u) e = static_cast<float>(g.normal());
@@ -89,7 +90,7 @@ result train(mode how) {
     }
     if (step % 50 == 0) {  // the loss's mean over 50 steps: how far it climbs back above its best
       const double mean = window / 50;
-      std::printf("%s step %3zu  loss %.4f (mean of the last 50)\n", name, step, mean);
+      if (step % 100 == 0) std::printf("%s seed %u step %3zu  loss %.4f (mean of the last 50)\n", name, unsigned(seed), step, mean);
       best = std::min(best, mean);
       r.climb = std::max(r.climb, mean - best);
       r.final_loss = mean;
@@ -97,22 +98,32 @@ result train(mode how) {
     }
   }
   r.accuracy = static_cast<double>(right) / static_cast<double>(seen);
-  std::printf("%s accuracy %.3f over the last 100 batches; the loss climbed %.3f above its best\n\n", name,
-              r.accuracy, r.climb);
+  std::printf("%s seed %u accuracy %.3f over the last 100 batches; the loss climbed %.3f above its best\n", name,
+              unsigned(seed), r.accuracy, r.climb);
   return r;
 }
 
 }  // namespace
 
 int main() {
-  const result clipped = train(mode::clipped);
-  const result unclipped = train(mode::unclipped);
-  const result truncated = train(mode::truncated);
+  // Four runs of each (different data and initial weights): a single unclipped run may or may
+  // not blow up, depending on the last bits of its arithmetic; on average it does.
+  result clipped, unclipped, truncated;
+  const auto add = [](result& sum, const result& r) {
+    sum.climb += r.climb / 4, sum.final_loss += r.final_loss / 4, sum.accuracy += r.accuracy / 4;
+  };
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    add(clipped, train(mode::clipped, seed));
+    add(unclipped, train(mode::unclipped, seed));
+    add(truncated, train(mode::truncated, seed));
+  }
   const bool learns = clipped.accuracy > 0.9 && truncated.accuracy > 0.9;
-  const bool less_stable = unclipped.climb > clipped.climb + 0.1 && unclipped.accuracy < clipped.accuracy - 0.1;
+  const bool less_stable = unclipped.climb > 2 * clipped.climb + 0.05 && unclipped.accuracy < clipped.accuracy - 0.05;
+  std::printf("\nmeans of four runs: clipped accuracy %.3f, truncated %.3f, unclipped %.3f\n", clipped.accuracy,
+              truncated.accuracy, unclipped.accuracy);
   std::printf("clipped and truncated runs learn the task (accuracy > 0.9): %s\n", learns ? "ok" : "WRONG");
-  std::printf("without clipping, training is less stable (the loss climbed %.3f against %.3f; accuracy %.3f against "
-              "%.3f): %s\n",
+  std::printf("without clipping, training is less stable (the loss climbed %.3f against %.3f above its best; "
+              "accuracy %.3f against %.3f): %s\n",
               unclipped.climb, clipped.climb, unclipped.accuracy, clipped.accuracy, less_stable ? "ok" : "WRONG");
   return learns && less_stable ? 0 : 1;
 }
