@@ -39,6 +39,12 @@ namespace tad {
 namespace detail {
 /// The seed of program::grad_with for grad_into: none (the top is the scalar E).
 struct no_seed {};
+/// A loop body's forward values (its stages' results and evaluated operands), kept per step for
+/// the backward: the buffers are saved_[begin .. end) of the program (offset, count), `size`
+/// elements in all, kept at `store + slot * size` (eval/program/scan.hpp).
+struct saved_values {
+  std::size_t begin = 0, end = 0, size = 0, store = 0;
+};
 /// A scan's buffers in the workspace (offsets) and its shapes (eval/program/scan.hpp).
 struct scan_layout {
   std::size_t steps = 0;                       // T
@@ -54,6 +60,7 @@ struct scan_layout {
   std::size_t dc = 0, dn = 0;                  // the carry's adjoint after a step, and before it
   std::size_t dxs = 0;                         // xs's adjoint: T inputs
   std::size_t scratch = 0;                     // the placeholders' gradient scratch: a carry, an input
+  saved_values saved{};                        // the body's forward values, per step
 };
 /// Where a body's placeholders look at one step: the carry (0), the input or a map's first
 /// slice (1), a map's second and third slices (2, 3), each with its shape (a scalar: 1 x 1).
@@ -70,6 +77,7 @@ struct map_layout {
   std::array<std::size_t, 3> xs{}, dxs{};         // an input, evaluated, and its adjoint
   std::size_t out = 0;                            // elements of the body's value
   std::size_t scratch = 0;                        // the placeholders' gradient scratch
+  saved_values saved{};                           // the body's forward values, per k
 };
 template <class S>
 inline constexpr bool is_wrt_target_v = false;
@@ -232,6 +240,8 @@ class program {
   /// The first stage an alias may share with: 0, or a scan body's first while it is planned
   /// (a let in a body is one node per step, not one with a let outside it).
   std::size_t alias_floor_ = 0;
+  /// The loops' bodies' forward values: (offset, count) of each buffer (detail::saved_values).
+  std::vector<std::array<std::size_t, 2>> saved_;
   template <class N>
   static constexpr char type_tag = 0;
   using top_t = std::remove_cvref_t<decltype(detail::lower<0>(std::declval<const E&>(), std::declval<const results&>()))>;
@@ -387,6 +397,9 @@ class program {
   template <class N>
   void scan_steps(const N& n, const results& r, std::size_t base, const T* from, T* into, std::size_t start,
                   std::size_t count) const;
+  detail::saved_values plan_saved(std::size_t first, std::size_t last, std::size_t slots, std::size_t& size);
+  void save(const detail::saved_values& v, T* ws, std::size_t slot) const;
+  void restore(const detail::saved_values& v, T* ws, std::size_t slot) const;
   template <class N>
   void plan_map(const N& n, std::size_t& size, std::size_t base);
   template <class N>
@@ -398,7 +411,7 @@ class program {
   detail::scan_binding<T> map_bound(const N& n, const results& r, std::size_t base, std::size_t k) const;
   template <class N, class... X, class... T2>
   void scan_body_backward(const N& n, const results& r, std::size_t base, const T* carry, const T* input,
-                          std::size_t seed, const std::array<T*, sizeof...(X)>& scratch,
+                          std::size_t slot, std::size_t seed, const std::array<T*, sizeof...(X)>& scratch,
                           const wrt_target<X, T2>&... t) const;
 
   /// Stage k, whose subtree's stages start at base, is stage j's value: it shares j's result,

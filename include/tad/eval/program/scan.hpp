@@ -98,6 +98,44 @@ void program<E>::evaluate_into(const L& l, T* out, std::size_t count) {
   }
 }
 
+/// The forward values of the stages first .. last - 1 (a loop's body, planned): each live
+/// stage's result and evaluated operands; `slots` copies of them placed in the workspace.
+template <class E>
+detail::saved_values program<E>::plan_saved(std::size_t first, std::size_t last, std::size_t slots,
+                                            std::size_t& size) {
+  detail::saved_values v{saved_.size(), saved_.size(), 0, 0};
+  const auto keep = [&](std::size_t offset, std::size_t count) {
+    if (count == 0 || offset == layout::none) return;
+    saved_.push_back({offset, count});
+    v.size += count;
+  };
+  for (std::size_t q = first; q < last; ++q) {
+    if (skip_[q]) continue;  // an alias: its original's buffers
+    const layout& p = layout_[q];
+    keep(shapes_.offset[q], shapes_.rows[q] * shapes_.cols[q]);
+    keep(p.a, p.a_rows * p.a_cols);
+    keep(p.b, p.b_rows * p.b_cols);
+  }
+  v.end = saved_.size();
+  if (v.size != 0 && slots > std::numeric_limits<std::size_t>::max() / 4 / v.size)
+    throw std::length_error("tad::scan, tad::map: the saved forward values' size overflows");
+  v.store = size;
+  size += slots * v.size;
+  return v;
+}
+
+/// Copies a body's forward values into slot `slot` (save) or back (restore).
+template <class E>
+void program<E>::save(const detail::saved_values& v, T* ws, std::size_t slot) const {
+  T* to = ws + v.store + slot * v.size;
+  for (std::size_t j = v.begin; j < v.end; ++j) to = std::copy_n(ws + saved_[j][0], saved_[j][1], to);
+}
+template <class E>
+void program<E>::restore(const detail::saved_values& v, T* ws, std::size_t slot) const {
+  const T* from = ws + v.store + slot * v.size;
+  for (std::size_t j = v.begin; j < v.end; ++j, from += saved_[j - 1][1]) std::copy_n(from, saved_[j][1], ws + saved_[j][0]);
+}
+
 /// Plans scan n (stage k): h0's and xs's stages, the shapes (T from xs's rows), the body's
 /// stages for those shapes, and the scan's buffers.
 template <class E>
@@ -170,6 +208,8 @@ void program<E>::plan_scan(const N& n, std::size_t& size, std::size_t base) {
     s.states = take((s.steps + 1) * s.carry);
     s.last = s.states + s.steps * s.carry;
   }
+  // The body's forward values, per step (per step of a block, when checkpointed).
+  s.saved = plan_saved(base + boff, k, s.block != 0 ? s.block : s.steps, size);
   s.xs = take(s.steps * s.input);
   s.dc = take(s.carry);
   s.dn = take(s.carry);
@@ -189,7 +229,7 @@ void program<E>::plan_scan(const N& n, std::size_t& size, std::size_t base) {
 }
 
 /// Steps start .. start + count - 1 of scan n from the carry at `from`: their carries into
-/// count consecutive carries at `into`.
+/// count consecutive carries at `into`, and their forward values saved.
 template <class E>
 template <class N>
 void program<E>::scan_steps(const N& n, const results& r, std::size_t base, const T* from, T* into,
@@ -202,6 +242,7 @@ void program<E>::scan_steps(const N& n, const results& r, std::size_t base, cons
     const auto body = detail::rebind_scan(n.c, detail::scan_bound(s, carry, xs + (start + i) * s.input));
     forward(body, r, base + boff);
     evaluate_into(detail::lower<0>(body, r, base + boff), into + i * s.carry, s.carry);
+    save(s.saved, r.ws, s.block != 0 ? i : start + i);  // for the backward (a block's: its slots)
   }
 }
 
@@ -232,19 +273,19 @@ void program<E>::scan_forward(const N& n, const results& r, std::size_t base) co
   if (s.steps == 0) std::copy_n(states, s.carry, r.ws + s.last);
 }
 
-/// One step's backward, its carry and input at `carry` and `input`: the body's stages
-/// recomputed, then its vector-Jacobian product seeded with the carry's adjoint at `seed`, into
+/// One step's backward, its carry and input at `carry` and `input`: the body's stages' values
+/// restored from the step's slot, then its vector-Jacobian product seeded with the carry's adjoint at `seed`, into
 /// the targets t (the parameters', the carry's, the input's), then the body's stages' backward.
 template <class E>
 template <class N, class... X, class... T2>
 void program<E>::scan_body_backward(const N& n, const results& r, std::size_t base, const T* carry, const T* input,
-                                    std::size_t seed, const std::array<T*, sizeof...(X)>& scratch,
+                                    std::size_t slot, std::size_t seed, const std::array<T*, sizeof...(X)>& scratch,
                                     const wrt_target<X, T2>&... t) const {
   using Body = std::remove_cvref_t<decltype(n.c)>;
   constexpr std::size_t boff = detail::child_offset<N, 2, 0>();
   const detail::scan_layout& s = scans_[base + detail::count_products<N>() - 1];
   const auto body = detail::rebind_scan(n.c, detail::scan_bound(s, carry, input));
-  forward(body, r, base + boff);
+  restore(s.saved, r.ws, slot);  // the body's stages' values at this step
   seeded_backward<Body>(detail::lower<0>(body, r, base + boff), r, base + boff, seed, s.carry, scratch, t...);
   backward<Body, true>(body, r, base + boff, scratch, t...);
 }
@@ -285,7 +326,7 @@ void program<E>::scan_backward(const N& n, const results& r, std::size_t base,
     if (!last && step > 0) std::copy_n(dy + (step - 1) * s.carry, s.carry, ws + dn);
     else std::fill_n(ws + dn, s.carry, T(0));
   };
-  const auto step_back = [&](std::size_t step, const T* carry) {
+  const auto step_back = [&](std::size_t step, const T* carry, std::size_t slot) {
     // The carry's adjoint before this step: the stacked output's share, the body's added.
     output_share(step);
     const T* input = ws + s.xs + step * s.input;
@@ -293,11 +334,11 @@ void program<E>::scan_backward(const N& n, const results& r, std::size_t base,
     const auto h = wrt(detail::scan_placeholder<Carry>(bound), std::span<T>(ws + dn, s.carry));
     if constexpr (to_xs) {
       const auto x = wrt(detail::scan_placeholder<In>(bound), std::span<T>(ws + s.dxs + step * s.input, s.input));
-      scan_body_backward(n, r, base, carry, input, dc, sc, t..., h, x);
+      scan_body_backward(n, r, base, carry, input, slot, dc, sc, t..., h, x);
     } else {
       std::array<T*, nx + 1> sc1{};
       std::copy_n(sc.begin(), nx + 1, sc1.begin());
-      scan_body_backward(n, r, base, carry, input, dc, sc1, t..., h);
+      scan_body_backward(n, r, base, carry, input, slot, dc, sc1, t..., h);
     }
     // Truncated: no gradient through the carry into h_k, h_2k, ... (the output's share stays).
     if (truncate != 0 && step != 0 && step % truncate == 0) output_share(step);
@@ -305,15 +346,15 @@ void program<E>::scan_backward(const N& n, const results& r, std::size_t base,
   };
   const T* states = ws + s.states;
   if (s.block == 0) {
-    for (std::size_t step = s.steps; step-- > 0;) step_back(step, states + step * s.carry);
+    for (std::size_t step = s.steps; step-- > 0;) step_back(step, states + step * s.carry, step);
   } else {
     T* seg = ws + s.seg;
     for (std::size_t j = (s.steps + s.block - 1) / s.block; j-- > 0;) {
       // The block's carries again, from its first (the same computation: the same numbers).
       const std::size_t start = j * s.block, count = std::min(s.block, s.steps - start);
       const T* first = states + j * s.carry;
-      scan_steps(n, r, base, first, seg, start, count - 1);
-      for (std::size_t i = count; i-- > 0;) step_back(start + i, i == 0 ? first : seg + (i - 1) * s.carry);
+      scan_steps(n, r, base, first, seg, start, count);
+      for (std::size_t i = count; i-- > 0;) step_back(start + i, i == 0 ? first : seg + (i - 1) * s.carry, i);
     }
   }
   // h0's adjoint is in dc; xs's in dxs.
@@ -398,6 +439,7 @@ void program<E>::plan_map(const N& n, std::size_t& size, std::size_t base) {
   if (m.out != 0 && m.count > std::numeric_limits<std::size_t>::max() / 4 / m.out)
     throw std::length_error("tad::map: the result's size overflows");
   m.scratch = take(m.input[0] + m.input[1] + m.input[2]);
+  m.saved = plan_saved(base + boff, k, m.count, size);  // the body's forward values, per k
   // Stacked: K rows of a vector of n, or K blocks of an r x c matrix's rows.
   shapes_.rows[k] = rank == 2 ? m.count * y[0] : m.count;
   shapes_.cols[k] = rank == 2 ? y[1] : y[0];
@@ -425,6 +467,7 @@ void program<E>::map_forward(const N& n, const results& r, std::size_t base) con
     const auto body = detail::rebind_scan(detail::child<inputs>(n), map_bound(n, r, base, q));
     forward(body, r, base + boff);
     evaluate_into(detail::lower<0>(body, r, base + boff), out + q * m.out, m.out);
+    save(m.saved, r.ws, q);
   }
 }
 
@@ -476,7 +519,7 @@ void program<E>::map_backward(const N& n, const results& r, std::size_t base,
     }(std::make_index_sequence<inputs>{});
     std::apply(
         [&](const auto&... p) {
-          forward(body, r, base + boff);
+          restore(m.saved, r.ws, q);  // the body's stages' values for this k
           seeded_backward<Body>(detail::lower<0>(body, r, base + boff), r, base + boff, layout_[k].dy + q * m.out,
                                 m.out, sc, t..., p...);
           backward<Body, true>(body, r, base + boff, sc, t..., p...);
