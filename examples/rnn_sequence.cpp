@@ -86,7 +86,10 @@ result train(mode how, std::uint64_t seed) {
     window += std::isfinite(l) ? l : 1e30;
     if (step > steps - 100) {  // accuracy over the last 100 batches, after each update
       const tad::matrix<float> z = tad::value(logits);
-      for (std::size_t i = 0; i < B; ++i) right += (z(i, 1) > z(i, 0)) == (labels[i] == 1), ++seen;
+      for (std::size_t i = 0; i < B; ++i) {
+        if ((z(i, 1) > z(i, 0)) == (labels[i] == 1)) ++right;
+        ++seen;
+      }
     }
     if (step % 50 == 0) {  // the loss's mean over 50 steps: how far it climbs back above its best
       const double mean = window / 50;
