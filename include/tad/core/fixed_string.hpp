@@ -22,7 +22,8 @@ template <fixed_string A, fixed_string B>
 inline constexpr bool same_name = A.view() == B.view();
 
 /// Is Name one a user may give a variable? A name beginning with '@' is tad's own: the leaves
-/// standing for matrix products' results (`@prod000`), an operand's canonical names (`@v00001`).
+/// standing for matrix products' results (`@prod000`), an operand's canonical names (`@v00001`),
+/// a loop's placeholders (`@carry`, `@in`, ops/scan.hpp).
 template <fixed_string Name>
 inline constexpr bool user_name_v = Name.view().empty() || Name.view()[0] != '@';
 /// tad::var's check of its name (one message for all its overloads).

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cstddef>
+#include <string_view>
 
 namespace tad::detail {
 
@@ -82,11 +83,17 @@ constexpr void freeze(E& e) {
   }
 }
 
-/// Is E a leaf named by tad, not by the caller (`@...`: a map's scalar slice, bound afresh at each
-/// step of the loop, ops/scan.hpp)? It is read by the body's own engine, not frozen outside it.
+/// Is E a loop's placeholder (`@carry`, `@in`, `@in2`, `@in3`: a map's scalar slice is one, bound
+/// afresh at each step, ops/scan.hpp)? The body's own engine reads it, at each step (where it
+/// has been renamed, eval/canonical.hpp, and is frozen); a freeze outside the loop skips it.
 template <class E>
 constexpr bool internal_leaf() {
-  if constexpr (requires { E::name; }) return E::name.view().starts_with('@'); else return false;
+  if constexpr (requires { E::name; }) {
+    constexpr std::string_view n = E::name.view();
+    return n == "@carry" || n == "@in" || n == "@in2" || n == "@in3";
+  } else {
+    return false;
+  }
 }
 /// Does E hold a leaf that reads the caller's lvalue (`constant_ref`, a scalar variable bound to
 /// an lvalue)? freeze copies its value for the loops.
