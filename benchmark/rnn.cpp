@@ -6,6 +6,7 @@
 //   bench.rnn
 //   benchmark/processes.py build/bench/benchmark/bench.rnn RNNf 50 --processes 6 --baseline eigen  (RNNd: double)
 //   benchmark/processes.py build/bench/benchmark/bench.rnn SCANd 64 --processes 6 --baseline scalar  (per-step cost)
+//   benchmark/processes.py build/bench/benchmark/bench.rnn RNNf 50 --processes 6 --tad tadckpt --baseline tad  (checkpointing)
 #include "rnn.hpp"
 
 #include <benchmark/benchmark.h>
@@ -20,6 +21,13 @@ template <class T>
 void rnn_tad(benchmark::State& state) {
   bench::check_once(sizeof(T) == 8 ? "double" : "float", check<T>);
   tad_loop<T>(state);
+}
+
+// Checkpointing (scan_options::sqrt_steps: every 8th carry of 50 kept, each block recomputed in
+// the backward): the same gradients, bit for bit (test/scan/options.cpp), for less memory.
+void rnn_tad_checkpointed(benchmark::State& state) {
+  bench::check_once("float", check<float>);
+  tad_loop<float>(state, tad::scan_options{.checkpoint = tad::scan_options::sqrt_steps});
 }
 
 template <class T>
@@ -67,6 +75,7 @@ void scan_scalar(benchmark::State& state) {
 // Names as benchmark/processes.py expects: <workload>_<tad|eigen>/<steps>.
 BENCHMARK(rnn_tad<float>)->Name("RNNf_tad")->Arg(50);
 BENCHMARK(rnn_eigen<float>)->Name("RNNf_eigen")->Arg(50);
+BENCHMARK(rnn_tad_checkpointed)->Name("RNNf_tadckpt")->Arg(50);
 BENCHMARK(rnn_tad<double>)->Name("RNNd_tad")->Arg(50);
 BENCHMARK(rnn_eigen<double>)->Name("RNNd_eigen")->Arg(50);
 

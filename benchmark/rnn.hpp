@@ -39,9 +39,9 @@ struct data {
                  gb = std::vector<T>(d_hidden), gv = std::vector<T>(d_hidden * d_out), gc = std::vector<T>(d_out);
 };
 
-/// tad's loss and its variables: (loss, W, U, b, V, c).
+/// tad's loss and its variables: (loss, W, U, b, V, c); `options`: the scan's (checkpointing).
 template <class T>
-auto tad_loss(data<T>& d) {
+auto tad_loss(data<T>& d, tad::scan_options options = {}) {
   const auto X = tad::constant(d.x.data(), steps * batch, d_in);
   const auto H0 = tad::constant(d.h0.data(), batch, d_hidden);
   const auto W = tad::var<"W">(d.w.data(), d_hidden, d_hidden);
@@ -50,7 +50,7 @@ auto tad_loss(data<T>& d) {
   const auto V = tad::var<"V">(d.v.data(), d_hidden, d_out);
   const auto C = tad::var<"c">(d.c);
   const auto cell = [=](auto h, auto x) { return tad::tanh(tad::matmul(h, W) + tad::matmul(x, U) + B); };
-  const auto last = tad::scan(cell, H0, X);
+  const auto last = tad::scan(cell, H0, X, options);
   return std::tuple{tad::mean(tad::softmax_cross_entropy(tad::matmul(last, V) + C, d.labels)), W, U, B, V, C};
 }
 
@@ -139,11 +139,14 @@ void check() {
   bench::expect_close<T>("rnn dc", b.gc, a.gc, tol);
 }
 
+/// The timed loop of RNN{f,d}_tad; with `options`, RNNf_tadckpt (checkpointing). The counter
+/// `workspace_MB`: the program's workspace.
 template <class T>
-void tad_loop(benchmark::State& state) {
+void tad_loop(benchmark::State& state, tad::scan_options options = {}) {
   data<T> d;
-  auto [loss, W, U, B, V, C] = tad_loss(d);
+  auto [loss, W, U, B, V, C] = tad_loss(d, options);
   const tad::program p(loss);
+  state.counters["workspace_MB"] = static_cast<double>(p.workspace_size() * sizeof(T)) / 1e6;
   for (auto _ : state) {
     T val = p.grad_into(tad::wrt(W, d.gw), tad::wrt(U, d.gu), tad::wrt(B, d.gb), tad::wrt(V, d.gv), tad::wrt(C, d.gc));
     benchmark::DoNotOptimize(val);

@@ -105,11 +105,12 @@ run_stage() {
       # tests ~50x slower: minutes each); the fuzzer is -O1 in any build (test/fuzz).
       # Examples are not built here (~110 s of CPU, for the CI budget): the gcc stage runs them
       # and the tidy stage compiles each with clang++ and the project's -Werror flags.
-      # Only the .bad half of the compile-fail tests (for the CI budget, ~75 s of CPU): that a .ok file
-      # compiles is checked by the gcc stage; here each .bad must fail with its diagnostic.
+      # No compile-fail tests (for the CI budget: the .ok half since 2026-12-03, ~75 s of CPU; the
+      # .bad half since issue 41, ~200 s): the gcc stage builds every .ok file and checks every
+      # .bad file's diagnostic, which is a static_assert's text, the same with either compiler.
       # No fuzzer (since issue 16, for the CI budget: its two sanitized TUs were a third of this
       # stage's CPU): the gcc stage replays its corpus, the opt-in stage fuzz runs libFuzzer.
-      stage_opt=-O1 build_and_test clang-san "$clangxx" "-LE consumer|compile_fail_ok" "" -- -DTAD_BUILD_TESTS=ON -DTAD_BUILD_EXAMPLES=OFF \
+      stage_opt=-O1 build_and_test clang-san "$clangxx" "-LE consumer|compile_fail" "" -- -DTAD_BUILD_TESTS=ON -DTAD_BUILD_EXAMPLES=OFF \
         -DTAD_BUILD_BENCHMARKS=OFF -DTAD_PROPERTY_TESTS=OFF -DTAD_HEADER_TESTS=OFF \
         -DTAD_SANITIZE=address,undefined -DTAD_FUZZ=OFF -DTAD_FUZZ_REPLAY=OFF -DTAD_ISA_DUMP=OFF -DTAD_TEST_REALS=float ;;
     fuzz)

@@ -173,25 +173,39 @@ std::vector<double> doubles(const V& v) {
   return std::vector<double>(v.begin(), v.end());
 }
 
+/// The carry's kind: a vector (p.B == 0) or a matrix (a batch). A test that fixes it
+/// instantiates one program instead of two (run_on).
+enum class carry { vector, matrix };
+
 /// Runs the loss `loss_of(out)` (default: `sum(square(out - target))`) of `out`, a scan of the
 /// stored arrays built by make(W, U, b, h0, X), in a program: its value and gradients with
-/// respect to every array.
-template <class T, class Make, class Loss>
-result run(const rnn& p, Make make, Loss loss_of) {
+/// respect to every array. run_on<T, K> for a carry of kind K (p.B must agree); run<T> either.
+template <class T, carry K, class Make, class Loss>
+result run_on(const rnn& p, Make make, Loss loss_of) {
+  BOOST_TEST_REQUIRE((p.B == 0) == (K == carry::vector));
   stored<T> s(p);
   const std::size_t R = p.rows();
   auto W = tad::var<"W">(static_cast<const T*>(s.w.data()), p.H, p.H);
   auto U = tad::var<"U">(static_cast<const T*>(s.u.data()), p.D, p.H);
   auto b = tad::var<"b">(static_cast<const T*>(s.b.data()), p.H);
   auto X = tad::var<"X">(static_cast<const T*>(s.xs.data()), p.T * R, p.D);
-  const auto go = [&](const auto& h0) {
-    const auto loss = loss_of(make(W, U, b, h0, X));
-    tad::program prog(loss);
-    auto [v, gw, gu, gb, gh, gx] = prog.grad(W, U, b, h0, X);
-    return result{double(v), {doubles(gw), doubles(gu), doubles(gb), doubles(gh), doubles(gx)}};
-  };
-  if (p.B == 0) return go(tad::var<"h0">(static_cast<const T*>(s.h0.data()), p.H));
-  else return go(tad::var<"h0">(static_cast<const T*>(s.h0.data()), p.B, p.H));
+  const auto h0 = [&] {
+    if constexpr (K == carry::vector) return tad::var<"h0">(static_cast<const T*>(s.h0.data()), p.H);
+    else return tad::var<"h0">(static_cast<const T*>(s.h0.data()), p.B, p.H);
+  }();
+  const auto loss = loss_of(make(W, U, b, h0, X));
+  tad::program prog(loss);
+  auto [v, gw, gu, gb, gh, gx] = prog.grad(W, U, b, h0, X);
+  return result{double(v), {doubles(gw), doubles(gu), doubles(gb), doubles(gh), doubles(gx)}};
+}
+template <class T, carry K, class Make>
+result run_on(const rnn& p, Make make) {
+  return run_on<T, K>(p, make, [&](const auto& out) { return tad::sum(tad::square(out - T(p.target))); });
+}
+template <class T, class Make, class Loss>
+result run(const rnn& p, Make make, Loss loss_of) {
+  if (p.B == 0) return run_on<T, carry::vector>(p, make, loss_of);
+  else return run_on<T, carry::matrix>(p, make, loss_of);
 }
 
 template <class T, class Make>
