@@ -22,13 +22,7 @@
 #include <vector>
 
 // TSan's runtime defines operator new, so the counting one is left out there (alloc_counter.cpp).
-#if defined(__SANITIZE_THREAD__)
-#define TAD_TEST_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TAD_TEST_TSAN 1
-#endif
-#endif
+#include <support/tsan.hpp>
 
 namespace {
 

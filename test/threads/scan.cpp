@@ -15,13 +15,7 @@
 #include <thread>
 #include <vector>
 
-#if defined(__SANITIZE_THREAD__)
-#define TAD_TEST_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TAD_TEST_TSAN 1
-#endif
-#endif
+#include <support/tsan.hpp>
 
 namespace {
 
