@@ -13,7 +13,6 @@
 
 #include <cmath>
 #include <cstddef>
-#include <memory>
 #include <numbers>
 #include <tuple>
 #include <utility>
@@ -108,27 +107,15 @@ struct state {
   data d;
   tad::program<decltype(objective(std::declval<const data&>()))> program;
   explicit state(const json& in) : d(in), program(objective(d)) {}
+  void primal() { d.value = program.value() + d.constant; }
+  void gradient() {
+    const auto [Alpha, Mu, P] = d.variables();
+    d.value = program.grad_into(tad::wrt(Alpha, d.galpha), tad::wrt(Mu, d.gmu), tad::wrt(P, d.gp));
+  }
+  json primal_output() const { return d.value; }
+  json gradient_output() const { return d.jacobian(); }
 };
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  const auto prepare = [](const json& in) { return std::make_unique<state>(in); };
-  return tad_gradbench::main_of(
-      argc, argv,
-      {{"objective",
-        [&](const json& in) {
-          return tad_gradbench::measure(
-              in, prepare, [](state& s) { s.d.value = s.program.value() + s.d.constant; },
-              [](const state& s) { return json(s.d.value); });
-        }},
-       {"jacobian", [&](const json& in) {
-          return tad_gradbench::measure(
-              in, prepare,
-              [](state& s) {
-                const auto [Alpha, Mu, P] = s.d.variables();
-                s.d.value = s.program.grad_into(tad::wrt(Alpha, s.d.galpha), tad::wrt(Mu, s.d.gmu), tad::wrt(P, s.d.gp));
-              },
-              [](const state& s) { return s.d.jacobian(); });
-        }}});
-}
+int main(int argc, char** argv) { return tad_gradbench::serve<state>(argc, argv, "objective", "jacobian"); }

@@ -8,7 +8,6 @@
 #include <tad/tad.hpp>
 
 #include <cstddef>
-#include <memory>
 #include <vector>
 
 namespace {
@@ -30,28 +29,12 @@ struct state {
     const auto V = tad::constant(v.data(), n, m);
     return 0.5 * tad::sum(tad::square(tad::constant(s) - tad::sum(V * tad::var<"x">(x), tad::axis<1>)));
   }
+  void primal() { value = tad::value(expression()); }
+  void gradient() { value = tad::grad_into(expression(), tad::wrt(tad::var<"x">(x), g)); }
+  tad_gradbench::json primal_output() const { return value; }
+  tad_gradbench::json gradient_output() const { return g; }
 };
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  using tad_gradbench::json;
-  const auto prepare = [](const json& in) { return std::make_unique<state>(in); };
-  return tad_gradbench::main_of(
-      argc, argv,
-      {{"primal",
-        [&](const json& in) {
-          return tad_gradbench::measure(
-              in, prepare, [](state& s) { s.value = tad::value(s.expression()); },
-              [](const state& s) { return json(s.value); });
-        }},
-       {"gradient", [&](const json& in) {
-          return tad_gradbench::measure(
-              in, prepare,
-              [](state& s) {
-                const auto e = s.expression();
-                s.value = tad::grad_into(e, tad::wrt(tad::var<"x">(s.x), s.g));
-              },
-              [](const state& s) { return json(s.g); });
-        }}});
-}
+int main(int argc, char** argv) { return tad_gradbench::serve<state>(argc, argv, "primal", "gradient"); }

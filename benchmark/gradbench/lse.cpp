@@ -5,7 +5,6 @@
 
 #include <tad/tad.hpp>
 
-#include <memory>
 #include <vector>
 
 namespace {
@@ -15,28 +14,12 @@ struct state {
   double value = 0;
   explicit state(const tad_gradbench::json& in) : x(in["x"].get<std::vector<double>>()), g(x.size()) {}
   auto expression() const { return tad::logsumexp(tad::var<"x">(x)); }
+  void primal() { value = tad::value(expression()); }
+  void gradient() { value = tad::grad_into(expression(), tad::wrt(tad::var<"x">(x), g)); }
+  tad_gradbench::json primal_output() const { return value; }
+  tad_gradbench::json gradient_output() const { return g; }
 };
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  using tad_gradbench::json;
-  const auto prepare = [](const json& in) { return std::make_unique<state>(in); };
-  return tad_gradbench::main_of(
-      argc, argv,
-      {{"primal",
-        [&](const json& in) {
-          return tad_gradbench::measure(
-              in, prepare, [](state& s) { s.value = tad::value(s.expression()); },
-              [](const state& s) { return json(s.value); });
-        }},
-       {"gradient", [&](const json& in) {
-          return tad_gradbench::measure(
-              in, prepare,
-              [](state& s) {
-                const auto e = s.expression();
-                s.value = tad::grad_into(e, tad::wrt(tad::var<"x">(s.x), s.g));
-              },
-              [](const state& s) { return json(s.g); });
-        }}});
-}
+int main(int argc, char** argv) { return tad_gradbench::serve<state>(argc, argv, "primal", "gradient"); }

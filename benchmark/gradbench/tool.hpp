@@ -17,6 +17,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,24 @@ inline int main_of(int argc, char** argv, const std::map<std::string, std::funct
     return 2;
   }
   return f->second(input);
+}
+
+/// main() of a module of two functions, a value (`value_name`: "primal", "objective") and its
+/// derivative (`derivative_name`: "gradient", "jacobian"): `State(input)` prepares;
+/// `State::primal()` and `State::gradient()` are the timed calls, `State::primal_output()` and
+/// `State::gradient_output()` their results as JSON.
+template <class State>
+int serve(int argc, char** argv, const char* value_name, const char* derivative_name) {
+  const auto prepare = [](const json& in) { return std::make_unique<State>(in); };
+  return main_of(argc, argv,
+                 {{value_name,
+                   [&](const json& in) {
+                     return measure(in, prepare, [](State& s) { s.primal(); }, [](const State& s) { return s.primal_output(); });
+                   }},
+                  {derivative_name, [&](const json& in) {
+                     return measure(in, prepare, [](State& s) { s.gradient(); },
+                                    [](const State& s) { return s.gradient_output(); });
+                   }}});
 }
 
 }  // namespace tad_gradbench
