@@ -5,6 +5,10 @@
 //                             -> 10, mean softmax cross-entropy; value and the 4 gradients.
 //   LR_{tad,torch}/<N>        benchmark/logreg.hpp's logistic regression, N x 32 double;
 //                             value and the gradient of w.
+//   RNN{f,d}_{tad,torch}/50   benchmark/rnn.hpp's training step (issue 41): a batch of 32
+//                             sequences, T = 50 steps of a tanh cell 16 -> 64, a linear head on
+//                             the last carry (-> 10), mean softmax cross-entropy; value and the 5
+//                             gradients. torch runs the loop eagerly and backpropagates it.
 //
 // The tad side is the code bench.mlp and bench.logreg time (the shared headers). The torch
 // side is written as a libtorch user writes it: parameters with requires_grad, the forward
@@ -21,6 +25,7 @@
 //   benchmark/processes.py build/torchbench/benchmark/torch/bench.torch LR 100000 --baseline torch
 #include "../logreg.hpp"
 #include "../mlp.hpp"
+#include "../rnn.hpp"
 
 #include <torch/torch.h>
 
@@ -34,6 +39,7 @@ namespace {
 
 namespace mlp = bench::mlp;
 namespace lr = bench::lr;
+namespace rnn = bench::rnn;
 
 template <class T>
 constexpr auto dtype = sizeof(T) == 8 ? torch::kFloat64 : torch::kFloat32;
@@ -105,6 +111,65 @@ void mlp_torch(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(mlp::batch));
 }
 
+/// The RNN over d's arrays: the cell `h = tanh(h W + x_t U + b)` written as a loop, as a
+/// libtorch user writes it (torch records each step and backpropagates the loop).
+template <class T>
+struct torch_rnn {
+  torch::Tensor x, h0, w, u, b, v, c, labels;
+  explicit torch_rnn(rnn::data<T>& d)
+      : x(view(d.x, {rnn::steps * rnn::batch, rnn::d_in})), h0(view(d.h0, {rnn::batch, rnn::d_hidden})),
+        w(view(d.w, {rnn::d_hidden, rnn::d_hidden}).requires_grad_()),
+        u(view(d.u, {rnn::d_in, rnn::d_hidden}).requires_grad_()), b(view(d.b, {rnn::d_hidden}).requires_grad_()),
+        v(view(d.v, {rnn::d_hidden, rnn::d_out}).requires_grad_()), c(view(d.c, {rnn::d_out}).requires_grad_()),
+        labels(torch::tensor(std::vector<std::int64_t>(d.labels.begin(), d.labels.end()), torch::kInt64)) {}
+  T step() {
+    for (auto* p : {&w, &u, &b, &v, &c})
+      if (p->grad().defined()) p->mutable_grad().zero_();
+    constexpr auto B = static_cast<std::int64_t>(rnn::batch);
+    torch::Tensor h = h0;
+    for (std::int64_t t = 0; t < static_cast<std::int64_t>(rnn::steps); ++t)
+      h = torch::tanh(torch::addmm(torch::addmm(b, x.narrow(0, t * B, B), u), h, w));
+    const torch::Tensor loss = torch::nn::functional::cross_entropy(torch::addmm(c, h, v), labels);
+    loss.backward();
+    return loss.template item<T>();
+  }
+};
+
+/// torch's value and gradients agree with tad's (checked once per process).
+template <class T>
+void rnn_check() {
+  rnn::data<T> a, b;
+  const T want = rnn::tad_step(a);
+  torch_rnn<T> t{b};
+  const T got = t.step();
+  const double tol = sizeof(T) == 8 ? 1e-9 : 1e-4;
+  bench::expect_close("rnn loss (torch vs tad)", static_cast<double>(got), static_cast<double>(want), tol);
+  expect_close<T>("rnn dW (torch vs tad)", t.w.grad(), a.gw, tol);
+  expect_close<T>("rnn dU (torch vs tad)", t.u.grad(), a.gu, tol);
+  expect_close<T>("rnn db (torch vs tad)", t.b.grad(), a.gb, tol);
+  expect_close<T>("rnn dV (torch vs tad)", t.v.grad(), a.gv, tol);
+  expect_close<T>("rnn dc (torch vs tad)", t.c.grad(), a.gc, tol);
+}
+
+template <class T>
+void rnn_tad(benchmark::State& state) {
+  bench::check_once(sizeof(T) == 8 ? "rnn double" : "rnn float", rnn_check<T>);
+  rnn::tad_loop<T>(state);
+}
+
+template <class T>
+void rnn_torch(benchmark::State& state) {
+  bench::check_once(sizeof(T) == 8 ? "rnn double" : "rnn float", rnn_check<T>);
+  rnn::data<T> d;
+  torch_rnn<T> t{d};
+  for (auto _ : state) {
+    T val = t.step();
+    benchmark::DoNotOptimize(val);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(rnn::batch));
+}
+
 /// Logistic regression over pr's data (X and y without copies; w a copy that needs its grad).
 struct torch_lr {
   torch::Tensor x, y, w;
@@ -158,6 +223,10 @@ BENCHMARK(mlp_tad<float>)->Name("MLPf_tad")->Arg(256);
 BENCHMARK(mlp_torch<float>)->Name("MLPf_torch")->Arg(256);
 BENCHMARK(mlp_tad<double>)->Name("MLPd_tad")->Arg(256);
 BENCHMARK(mlp_torch<double>)->Name("MLPd_torch")->Arg(256);
+BENCHMARK(rnn_tad<float>)->Name("RNNf_tad")->Arg(50);
+BENCHMARK(rnn_torch<float>)->Name("RNNf_torch")->Arg(50);
+BENCHMARK(rnn_tad<double>)->Name("RNNd_tad")->Arg(50);
+BENCHMARK(rnn_torch<double>)->Name("RNNd_torch")->Arg(50);
 BENCHMARK(LR_tad)->Apply(lr_sizes);
 BENCHMARK(LR_torch)->Apply(lr_sizes);
 
