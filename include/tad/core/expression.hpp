@@ -125,10 +125,11 @@ constexpr int node_rank(int elementwise) {
 }
 /// A loop over time or over slices (ops/scan.hpp: scan, map): a stage whose body is a child.
 /// To the expression around it, it is a leaf (the program lowers it to one): none of its
-/// body's reductions, levels, invariants or columns are its own.
+/// body's reductions, levels, invariants or columns are its own. So is a scan's tuple of
+/// carries (tad::carries), which only a scan holds.
 template <class Op>
 constexpr bool op_is_loop() {
-  return requires { Op::is_scan; } || requires { Op::is_map; };
+  return requires { Op::is_scan; } || requires { Op::is_map; } || requires { Op::is_carries; };
 }
 template <class Op>
 constexpr bool op_is_mask() {

@@ -26,6 +26,13 @@ inline constexpr bool same_name = A.view() == B.view();
 /// a loop's placeholders (`@carry`, `@in`, ops/scan.hpp).
 template <fixed_string Name>
 inline constexpr bool user_name_v = Name.view().empty() || Name.view()[0] != '@';
+/// The slot of a loop's placeholder named n in its binding (eval/program/scan.hpp): a scan's
+/// carry (0; of a tuple of carries, the others 4, 5, 6), a scan's step input or a map's first
+/// slice (1), a map's second and third slices (2, 3); -1 for any other name.
+constexpr int placeholder_slot(std::string_view n) noexcept {
+  return n == "@carry" ? 0 : n == "@in" ? 1 : n == "@in2" ? 2 : n == "@in3" ? 3
+         : n == "@carry2" ? 4 : n == "@carry3" ? 5 : n == "@carry4" ? 6 : -1;
+}
 /// tad::var's check of its name (one message for all its overloads).
 template <fixed_string Name>
 constexpr void require_user_name() {

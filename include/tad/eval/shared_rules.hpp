@@ -256,10 +256,9 @@ struct broadcast_rule {
 template <class Op, class... C>
 struct broadcast_rule<node<Op, C...>> {
   using N = node<Op, C...>;
-  // (A product's, a scan's or a map's children are not broadcast across its rows.)
+  // (A product's, a loop's or a tuple of carries' children are not broadcast across its rows.)
   static constexpr bool row_context =
-      props<N>::rank == 2 && !props<N>::is_reduction && !op_is_product<Op>() && !requires { Op::is_scan; } &&
-      !requires { Op::is_map; };
+      props<N>::rank == 2 && !props<N>::is_reduction && !op_is_product<Op>() && !op_is_loop<Op>();
   template <std::size_t K>
   static auto child() {
     using Ch = child_t<K, N>;

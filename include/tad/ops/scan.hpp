@@ -60,43 +60,80 @@ struct scan_op {
   static constexpr int result_rank(int carry, int, int) noexcept { return R == scan_result::last ? carry : 2; }
 };
 
+/// A scan's carry of two to four arrays (`tad::carries(h, c)`): h0, and what the step returns.
+/// Not an expression: only tad::scan reads it (into a node of carries_op).
+template <class... C>
+struct carry_tuple {
+  std::tuple<C...> items;
+};
+
+/// `tad::carries(h, c, ...)`: a scan's carry of two to four arrays (vectors or matrices), such
+/// as an LSTM's hidden and cell states: h0 is `carries(h0, c0)`, and the step, called as
+/// `step(h, c, x)`, returns `carries(h', c')`. The scan's value is the first array's (doc/loops.md).
+template <class... C>
+constexpr auto carries(const C&... c) {
+  static_assert(sizeof...(C) >= 2 && sizeof...(C) <= 4, "tad::carries(c...): a tuple of carries holds two to four arrays");
+  static_assert((expression<C> && ...), "tad::carries(c...): every carry must be a tad expression (a vector or a matrix)");
+  return carry_tuple<C...>{{c...}};
+}
+
+/// The node of a tuple of carries in a scan (h0's arrays, and the body's new ones): its rank is
+/// its first array's; to props it is a leaf, as a loop is (core/expression.hpp op_is_loop).
+struct carries_op {
+  static constexpr std::string_view name = "carries";
+  static constexpr bool is_carries = true;
+  template <class... R>
+  static constexpr int result_rank(int first, R...) noexcept {
+    return first;
+  }
+};
+
 namespace detail {
 
-/// The placeholders a body is built on: the carry and the step's input. Their data and shape
-/// are set at each step (eval/program/scan.hpp rebind_scan); in the node they view nothing.
-template <int Rank, class T>
-using scan_carry_t = std::conditional_t<Rank == 2, matrix_var<"@carry", T>, array_var<"@carry", T>>;
-template <int Rank, class T>
-using scan_input_t = std::conditional_t<Rank == 2, matrix_var<"@in", T>, array_var<"@in", T>>;
-/// A map's slices: `@in`, `@in2`, `@in3`; rank 0 (each_element) a scalar read through a pointer.
+template <class E>
+inline constexpr bool is_carries_node_v = false;
+template <class... C>
+inline constexpr bool is_carries_node_v<node<carries_op, C...>> = true;
+template <class E>
+inline constexpr bool is_carry_tuple_v = false;
+template <class... C>
+inline constexpr bool is_carry_tuple_v<carry_tuple<C...>> = true;
+
+/// The placeholders a body is built on: the carry (of a tuple: `@carry`, `@carry2`, ...) and the
+/// step's input; a map's slices: `@in`, `@in2`, `@in3`, rank 0 (each_element) a scalar read
+/// through a pointer. Their data and shape are set at each step (eval/program/scan.hpp
+/// rebind_scan); in the node they view nothing.
 template <fixed_string Name, int Rank, class T>
 using slice_placeholder_t =
     std::conditional_t<Rank == 2, matrix_var<Name, T>, std::conditional_t<Rank == 1, array_var<Name, T>, scalar_var<Name, T, true>>>;
+template <std::size_t J>
+constexpr auto carry_name() {
+  if constexpr (J == 0) return fixed_string("@carry");
+  else if constexpr (J == 1) return fixed_string("@carry2");
+  else if constexpr (J == 2) return fixed_string("@carry3");
+  else return fixed_string("@carry4");
+}
+template <std::size_t J, int Rank, class T>
+using scan_carry_at_t = slice_placeholder_t<carry_name<J>(), Rank, T>;
+template <int Rank, class T>
+using scan_carry_t = scan_carry_at_t<0, Rank, T>;
+template <int Rank, class T>
+using scan_input_t = slice_placeholder_t<"@in", Rank, T>;
 
+/// Is E a loop's placeholder (a leaf with one of their names, which users cannot give)?
 template <class E>
-inline constexpr bool is_scan_placeholder_v = false;
-template <class T>
-inline constexpr bool is_scan_placeholder_v<array_var<"@carry", T>> = true;
-template <class T>
-inline constexpr bool is_scan_placeholder_v<matrix_var<"@carry", T>> = true;
-template <class T>
-inline constexpr bool is_scan_placeholder_v<array_var<"@in", T>> = true;
-template <class T>
-inline constexpr bool is_scan_placeholder_v<matrix_var<"@in", T>> = true;
-template <class T>
-inline constexpr bool is_scan_placeholder_v<scalar_var<"@in", T, true>> = true;
-template <class T>
-inline constexpr bool is_scan_placeholder_v<array_var<"@in2", T>> = true;
-template <class T>
-inline constexpr bool is_scan_placeholder_v<matrix_var<"@in2", T>> = true;
-template <class T>
-inline constexpr bool is_scan_placeholder_v<scalar_var<"@in2", T, true>> = true;
-template <class T>
-inline constexpr bool is_scan_placeholder_v<array_var<"@in3", T>> = true;
-template <class T>
-inline constexpr bool is_scan_placeholder_v<matrix_var<"@in3", T>> = true;
-template <class T>
-inline constexpr bool is_scan_placeholder_v<scalar_var<"@in3", T, true>> = true;
+constexpr bool scan_placeholder_leaf() {
+  if constexpr (is_leaf_v<E> && requires { E::name; }) return placeholder_slot(E::name.view()) >= 0;
+  else return false;
+}
+template <class E>
+inline constexpr bool is_scan_placeholder_v = scan_placeholder_leaf<E>();
+
+/// Does E hold a loop's placeholder?
+template <class E>
+struct holds_placeholder : std::bool_constant<is_scan_placeholder_v<E>> {};
+template <class Op, class... C>
+struct holds_placeholder<node<Op, C...>> : std::bool_constant<(holds_placeholder<C>::value || ...)> {};
 
 /// Does E hold a scan?
 template <class E>
@@ -176,6 +213,91 @@ constexpr auto make_scan(const Step& step, const H0& h0, const XS& xs, const sca
   }
 }
 
+/// Why the carries `h0` of a tuple (tad::carries) and xs are rejected (0: they are not; as
+/// scan_problem, for each array).
+template <class XS, class... H>
+constexpr int tuple_scan_problem() {
+  if constexpr (!expression<XS>) return 1;
+  else if constexpr (((props<H>::rank == 0 || props<H>::is_mask) || ...)) return 2;
+  else if constexpr (props<XS>::rank != 2 || props<XS>::is_mask) return 3;
+  else if constexpr (!(std::is_same_v<value_type_t<H>, value_type_t<XS>> && ...)) return 4;
+  else if constexpr ((has_custom_input_v<H> || ...) || has_custom_input_v<XS>) return 5;
+  else return 0;
+}
+/// Why the body `step(carries..., input)` of a tuple is rejected (0: it is not).
+template <class Step, class In, class... P>
+constexpr int tuple_body_problem() {
+  if constexpr (!std::is_invocable_v<const Step&, const P&..., const In&>) {
+    return 1;
+  } else {
+    using B = std::remove_cvref_t<std::invoke_result_t<const Step&, const P&..., const In&>>;
+    if constexpr (!is_carry_tuple_v<B>) {
+      return 2;
+    } else {
+      return []<class... C>(std::type_identity<carry_tuple<C...>>) {
+        if constexpr (sizeof...(C) != sizeof...(P)) return 3;
+        else if constexpr (poisoned_v<C...>) return 0;  // reported where the body was built
+        else if constexpr (((props<C>::rank != props<P>::rank || props<C>::is_mask) || ...)) return 4;
+        else if constexpr (!(std::is_same_v<value_type_t<C>, typename P::value_type> && ...)) return 5;
+        else if constexpr ((has_scan<C>::value || ...)) return 6;
+        else return 0;
+      }(std::type_identity<B>{});
+    }
+  }
+}
+
+/// A scan of a tuple of carries: `node<scan_op<R>, node<carries_op, H...>, XS, node<carries_op, B...>>`.
+template <scan_result R, class Step, class... H, class XS>
+constexpr auto make_scan(const Step& step, const carry_tuple<H...>& h0, const XS& xs, const scan_options& options) {
+  if constexpr (poisoned_v<H..., XS>) {
+    return invalid_expression{};
+  } else {
+    constexpr int problem = tuple_scan_problem<XS, H...>();
+    static_assert(problem != 1, "tad::scan(step, carries(h0...), xs): xs must be a tad expression");
+    static_assert(problem != 2, "tad::scan(step, carries(h0...), xs): every carry must be a vector or a matrix, "
+                                "not a scalar or a comparison");
+    static_assert(problem != 3, "tad::scan(step, carries(h0...), xs): xs must be a matrix: row t is step t's input "
+                                "(with a matrix first carry of B rows, rows t B .. t B + B - 1)");
+    static_assert(problem != 4, "tad::scan(step, carries(h0...), xs): the carries and xs must have the same element type");
+    static_assert(problem != 5, "tad::scan(step, h0, xs): a scan cannot be part of a custom_gradient's forward");
+    if constexpr (problem != 0) {
+      return invalid_expression{};
+    } else {
+      using T = value_type_t<XS>;
+      using In = scan_input_t<props<std::tuple_element_t<0, std::tuple<H...>>>::rank, T>;
+      return [&]<std::size_t... J>(std::index_sequence<J...>) {
+        constexpr int body = tuple_body_problem<Step, In, scan_carry_at_t<J, props<H>::rank, T>...>();
+        static_assert(body != 1, "tad::scan(step, carries(h0...), xs): step must be callable as step(h, c, ..., x): "
+                                 "one placeholder per carry, then the input (a generic lambda)");
+        static_assert(body != 2, "tad::scan(step, carries(h0...), xs): step must return the new carries as "
+                                 "tad::carries(h, c, ...)");
+        static_assert(body != 3, "tad::scan(step, carries(h0...), xs): step must return as many carries as h0 holds");
+        static_assert(body != 4, "tad::scan(step, carries(h0...), xs): each new carry must have its carry's rank "
+                                 "(h0's), and not be a comparison");
+        static_assert(body != 5, "tad::scan(step, carries(h0...), xs): each new carry must have the carries' element type");
+        static_assert(body != 6, "tad::scan(step, h0, xs): a scan inside a scan's body is not supported yet");
+        if constexpr (body != 0) {
+          return invalid_expression{};
+        } else {
+          const auto b = step(scan_carry_at_t<J, props<H>::rank, T>{}..., In{});
+          using Items = std::remove_cvref_t<decltype(b.items)>;
+          if constexpr (poisoned_v<std::tuple_element_t<J, Items>...>) {
+            return invalid_expression{};
+          } else {
+            if (R == scan_result::every && options.checkpoint != 0)
+              throw std::invalid_argument("tad::scan(step, h0, xs, every_step, options): checkpointing keeps only "
+                                          "some carries, and with every_step every carry is the scan's value");
+            using Hs = node<carries_op, H...>;
+            using Bs = node<carries_op, std::tuple_element_t<J, Items>...>;
+            return node<scan_op<R>, Hs, XS, Bs>{Hs{std::get<J>(h0.items)..., carries_op{}}, xs,
+                                                Bs{std::get<J>(b.items)..., carries_op{}}, scan_op<R>{options}};
+          }
+        }
+      }(std::index_sequence_for<H...>{});
+    }
+  }
+}
+
 }  // namespace detail
 
 /// The last carry of the recurrence `h_{t+1} = step(h_t, x_t)`, t = 0 .. T-1, from h0: a
@@ -191,6 +313,13 @@ template <class Step, class H0, class XS>
 constexpr auto scan(const Step& step, const H0& h0, const XS& xs) {
   return detail::make_scan<scan_result::last>(step, h0, xs, scan_options{});
 }
+/// With a tuple of carries, `scan(step, tad::carries(h0, c0), xs)`: the step is called as
+/// `step(h, c, x)` and returns `tad::carries(h', c')`; each carry is a vector or a matrix of
+/// its own shape (with a matrix first carry of B rows, step t reads xs's rows t B ..). The
+/// value is the first carry's (the last, or every step's with every_step): an LSTM's h, say,
+/// while c stays inside the loop. A per-step output other than the state is a first carry that
+/// the step does not read. doc/loops.md.
+///
 /// With options: truncated backpropagation through time, checkpointing (scan_options).
 template <class Step, class H0, class XS>
 constexpr auto scan(const Step& step, const H0& h0, const XS& xs, const scan_options& options) {

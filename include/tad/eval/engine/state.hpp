@@ -89,8 +89,7 @@ constexpr void freeze(E& e) {
 template <class E>
 constexpr bool internal_leaf() {
   if constexpr (requires { E::name; }) {
-    constexpr std::string_view n = E::name.view();
-    return n == "@carry" || n == "@in" || n == "@in2" || n == "@in3";
+    return placeholder_slot(E::name.view()) >= 0;
   } else {
     return false;
   }

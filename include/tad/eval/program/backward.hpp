@@ -195,6 +195,21 @@ template <class I, class L, class... X, class... T2>
 void program<E>::seeded_backward(const L& lowered, const results& r, std::size_t base, std::size_t seed,
                                  std::size_t count, const std::array<T*, sizeof...(X)>& scratch,
                                  const wrt_target<X, T2>&... t) const {
+  seeded_backward_with<I>(
+      lowered, r, base,
+      [&](const auto& canon) {
+        return tad::dot(detail::seed_constant(std::span<const T>(r.ws + seed, count), canon), canon);
+      },
+      scratch, t...);
+}
+
+/// The same with the scalar `seeded_of(canonical(lowered))` (a tuple of carries: the sum of its
+/// arrays' seeded products, eval/program/scan.hpp carry_backward).
+template <class E>
+template <class I, class L, class S, class... X, class... T2>
+void program<E>::seeded_backward_with(const L& lowered, const results& r, std::size_t base, const S& seeded_of,
+                                      const std::array<T*, sizeof...(X)>& scratch,
+                                      const wrt_target<X, T2>&... t) const {
   // (The index of each target by an index sequence: the order in which function arguments
   // are evaluated is unspecified.)
   const auto wrt_scratch = [&]<std::size_t at, class V>(const V& target) {
@@ -213,7 +228,7 @@ void program<E>::seeded_backward(const L& lowered, const results& r, std::size_t
   // program sized and owns every buffer here), with canonical variable names: one engine
   // for every operand expression of this form (eval/canonical.hpp).
   const auto canon = detail::canonical(lowered);
-  const auto seeded = tad::dot(detail::seed_constant(std::span<const T>(r.ws + seed, count), canon), canon);
+  const auto seeded = seeded_of(canon);
   std::apply([&](const auto&... w) {
                (void)detail::run_gradient(seeded, detail::bind_extents(seeded), detail::canonical_target<L>(w)...);
              },

@@ -48,8 +48,12 @@ struct saved_values {
 /// A scan's buffers in the workspace (offsets) and its shapes (eval/program/scan.hpp).
 struct scan_layout {
   std::size_t steps = 0;                       // T
-  std::size_t carry = 0;                       // elements of a carry
-  std::size_t carry_rows = 0, carry_cols = 0;  // its shape (a vector of n: n x 1)
+  std::size_t carry = 0;                       // elements of a carry (of a tuple: of all its arrays, in order)
+  std::size_t carry_rows = 0, carry_cols = 0;  // its shape (a vector of n: n x 1); of a tuple, its first's
+  std::array<std::size_t, 4> part{};           // a tuple: where each array starts in the carry
+  std::array<std::size_t, 4> part_rows{}, part_cols{};  // ... and its shape
+  std::size_t first = 0;                       // elements of the first array (the scan's value)
+  std::size_t values = 0;                      // a tuple with every_step: the first arrays, stacked
   std::size_t input = 0;                       // elements of a step's input
   std::size_t in_rows = 0, in_cols = 0;        // its shape (a vector of n: n x 1)
   std::size_t block = 0;                       // checkpointing: every block-th carry kept (0: every carry)
@@ -62,12 +66,13 @@ struct scan_layout {
   std::size_t scratch = 0;                     // the placeholders' gradient scratch: a carry, an input
   saved_values saved{};                        // the body's forward values, per step
 };
-/// Where a body's placeholders look at one step: the carry (0), the input or a map's first
-/// slice (1), a map's second and third slices (2, 3), each with its shape (a scalar: 1 x 1).
+/// Where a body's placeholders look at one step, by slot (detail::placeholder_slot): the carry
+/// (0; a tuple's others 4, 5, 6), the input or a map's first slice (1), a map's second and
+/// third slices (2, 3), each with its shape (a scalar: 1 x 1).
 template <class T>
 struct scan_binding {
-  std::array<const T*, 4> data{};
-  std::array<std::size_t, 4> rows{}, cols{};
+  std::array<const T*, 7> data{};
+  std::array<std::size_t, 7> rows{}, cols{};
 };
 /// A map's buffers in the workspace (offsets) and its shapes (eval/program/scan.hpp).
 struct map_layout {
@@ -409,6 +414,10 @@ class program {
                     const wrt_target<X, T2>&... t) const;
   template <class N>
   detail::scan_binding<T> map_bound(const N& n, const results& r, std::size_t base, std::size_t k) const;
+  template <class I, class L, class... X, class... T2>
+  void carry_backward(const L& lowered, const results& r, std::size_t base, const detail::scan_layout& s,
+                      std::size_t seed, const std::array<T*, sizeof...(X)>& scratch,
+                      const wrt_target<X, T2>&... t) const;
   template <class N, class... X, class... T2>
   void scan_body_backward(const N& n, const results& r, std::size_t base, const T* carry, const T* input,
                           std::size_t slot, std::size_t seed, const std::array<T*, sizeof...(X)>& scratch,
@@ -546,6 +555,9 @@ class program {
   template <class I, class L, class... X, class... T2>
   void seeded_backward(const L& lowered, const results& r, std::size_t base, std::size_t seed, std::size_t count,
                        const std::array<T*, sizeof...(X)>& scratch, const wrt_target<X, T2>&... t) const;
+  template <class I, class L, class S, class... X, class... T2>
+  void seeded_backward_with(const L& lowered, const results& r, std::size_t base, const S& seeded_of,
+                            const std::array<T*, sizeof...(X)>& scratch, const wrt_target<X, T2>&... t) const;
   template <class... X>
   void gather_aliases(const results& r, std::size_t k) const;
   template <class N, bool Flows, class... X, class... T2>

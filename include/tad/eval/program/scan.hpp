@@ -24,6 +24,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -31,20 +32,42 @@ namespace tad {
 
 namespace detail {
 
-/// A scan's binding at one step: its carry and input at `carry` and `input`.
+/// The number of arrays in a scan's carry H (h0 or the body): a tuple's (tad::carries), or 1.
+template <class H>
+constexpr std::size_t carry_count() {
+  if constexpr (is_carries_node_v<H>) return H::arity; else return 1;
+}
+/// Array J of a carry H, and the offset of its first stage in H's.
+template <std::size_t J, class H>
+constexpr const auto& carry_part(const H& h) {
+  if constexpr (is_carries_node_v<H>) return child<J>(h); else return h;
+}
+template <std::size_t J, class H>
+using carry_part_t = std::remove_cvref_t<decltype(carry_part<J>(std::declval<const H&>()))>;
+template <std::size_t J, class H>
+constexpr std::size_t carry_part_offset() {
+  if constexpr (is_carries_node_v<H>) return child_offset<H, J, 0>(); else return 0;
+}
+
+/// A scan's binding at one step: its carry (each array of a tuple) at `carry`, its input at
+/// `input` (at planning, both null).
 template <class T>
 scan_binding<T> scan_bound(const scan_layout& s, const T* carry, const T* input) {
-  return {{carry, input, nullptr, nullptr}, {s.carry_rows, s.in_rows, 0, 0}, {s.carry_cols, s.in_cols, 0, 0}};
+  scan_binding<T> b{};
+  b.data[1] = input, b.rows[1] = s.in_rows, b.cols[1] = s.in_cols;
+  for (std::size_t j = 0; j < s.part.size(); ++j) {
+    const std::size_t slot = j == 0 ? 0 : 3 + j;
+    b.data[slot] = carry == nullptr ? nullptr : carry + s.part[j];
+    b.rows[slot] = s.part_rows[j], b.cols[slot] = s.part_cols[j];
+  }
+  return b;
 }
 
 /// The placeholder leaf P (the carry, the input, a map's slices) viewing b's data, of b's shape
 /// (a scalar: reading it).
 template <class P, class T>
 constexpr P scan_placeholder(const scan_binding<T>& b) {
-  constexpr std::size_t j = contains_var<P, "@carry">::value ? 0
-                            : contains_var<P, "@in">::value  ? 1
-                            : contains_var<P, "@in2">::value ? 2
-                                                              : 3;
+  constexpr auto j = static_cast<std::size_t>(placeholder_slot(P::name.view()));
   P l{};
   if constexpr (!P::is_array) {
     l.src = b.data[j];
@@ -62,8 +85,7 @@ template <class E, class T>
 constexpr auto rebind_scan(const E& e, const scan_binding<T>& b) {
   if constexpr (is_leaf_v<E>) {
     if constexpr (is_scan_placeholder_v<E>) return scan_placeholder<E>(b); else return e;
-  } else if constexpr (!contains_var<E, "@carry">::value && !contains_var<E, "@in">::value &&
-                       !contains_var<E, "@in2">::value && !contains_var<E, "@in3">::value) {
+  } else if constexpr (!holds_placeholder<E>::value) {
     return e;
   } else {
     return [&]<std::size_t... K>(std::index_sequence<K...>) {
@@ -137,22 +159,34 @@ void program<E>::restore(const detail::saved_values& v, T* ws, std::size_t slot)
 }
 
 /// Plans scan n (stage k): h0's and xs's stages, the shapes (T from xs's rows), the body's
-/// stages for those shapes, and the scan's buffers.
+/// stages for those shapes, and the scan's buffers. A tuple of carries (tad::carries) is one
+/// carry of all its arrays, in order (scan_layout::part).
 template <class E>
 template <class N>
 void program<E>::plan_scan(const N& n, std::size_t& size, std::size_t base) {
   using A = std::remove_cvref_t<decltype(n.a)>;
   using B = std::remove_cvref_t<decltype(n.b)>;
   using Body = std::remove_cvref_t<decltype(n.c)>;
-  constexpr int rank = detail::props<A>::rank;
+  constexpr std::size_t parts = detail::carry_count<A>();
+  constexpr int rank = detail::props<detail::carry_part_t<0, A>>::rank;
   constexpr std::size_t xoff = detail::child_offset<N, 1, 0>(), boff = detail::child_offset<N, 2, 0>();
   const std::size_t k = base + detail::count_products<N>() - 1;
   plan<A, false>(n.a, size, base);
   plan<B, false>(n.b, size, base + xoff);
-  const auto h = value_shape<rank>(detail::lower<0>(n.a, shapes_, base));
-  const auto x = value_shape<2>(detail::lower<0>(n.b, shapes_, base + xoff));
   detail::scan_layout& s = scans_[k];
-  s.carry_rows = h[0], s.carry_cols = h[1], s.carry = h[0] * h[1];
+  s.carry = 0;
+  detail::static_for<parts>([&](auto jc) {
+    constexpr std::size_t j = jc.value;
+    constexpr int r = detail::props<detail::carry_part_t<j, A>>::rank;
+    const auto h = value_shape<r>(detail::lower<0>(detail::carry_part<j>(n.a), shapes_, base + detail::carry_part_offset<j, A>()));
+    s.part[j] = s.carry, s.part_rows[j] = h[0], s.part_cols[j] = h[1];
+    if (h[0] != 0 && h[1] > std::numeric_limits<std::size_t>::max() / 4 / h[0])
+      throw std::length_error("tad::scan: a carry's size overflows");
+    s.carry += h[0] * h[1];
+  });
+  const std::array<std::size_t, 2> h{s.part_rows[0], s.part_cols[0]};
+  s.carry_rows = h[0], s.carry_cols = h[1], s.first = h[0] * h[1];
+  const auto x = value_shape<2>(detail::lower<0>(n.b, shapes_, base + xoff));
   if constexpr (rank == 2) {
     // A batch of B carries: step t's input is rows t B .. t B + B - 1 of xs.
     const std::size_t batch = h[0];
@@ -176,13 +210,19 @@ void program<E>::plan_scan(const N& n, std::size_t& size, std::size_t base) {
   plan<Body, false>(body, size, base + boff);
   alias_floor_ = floor;
   for (std::size_t q = base + boff; q < k; ++q) node_[q] = nullptr;  // (body is a local)
-  const auto y = value_shape<rank>(detail::lower<0>(body, shapes_, base + boff));
-  if (y != h) {
-    throw shape_error::with_message("tad::scan(step, h0, xs): step(h, x) returns " +
-                                        detail::shape_string(y[0], y[1]) + " for a carry h of " +
-                                        detail::shape_string(h[0], h[1]) + ": the new carry must have h0's shape",
-                                    s.carry, y[0] * y[1]);
-  }
+  detail::static_for<parts>([&](auto jc) {
+    constexpr std::size_t j = jc.value;
+    constexpr int r = detail::props<detail::carry_part_t<j, Body>>::rank;
+    const auto y = value_shape<r>(detail::lower<0>(detail::carry_part<j>(body), shapes_,
+                                                   base + boff + detail::carry_part_offset<j, Body>()));
+    if (y[0] != s.part_rows[j] || y[1] != s.part_cols[j]) {
+      const std::string which = parts == 1 ? "step(h, x) returns " : "step(...) returns, for carry " + std::to_string(j) + ", ";
+      throw shape_error::with_message("tad::scan(step, h0, xs): " + which + detail::shape_string(y[0], y[1]) +
+                                          " for a carry h of " + detail::shape_string(s.part_rows[j], s.part_cols[j]) +
+                                          ": the new carry must have h0's shape",
+                                      s.part_rows[j] * s.part_cols[j], y[0] * y[1]);
+    }
+  });
   const std::size_t big = std::numeric_limits<std::size_t>::max() / 4;
   if (s.carry != 0 && s.steps + 1 > big / s.carry) throw std::length_error("tad::scan: the carries' size overflows");
   const auto take = [&](std::size_t count) {
@@ -217,14 +257,16 @@ void program<E>::plan_scan(const N& n, std::size_t& size, std::size_t base) {
   s.scratch = take(s.carry + s.input);
   if constexpr (last) {
     shapes_.rows[k] = h[0], shapes_.cols[k] = h[1];
-    shapes_.offset[k] = s.last;
+    shapes_.offset[k] = s.last;  // (the first array of a tuple: at the carry's start)
   } else {
-    // Stacked: a vector carry's T rows, a matrix carry's T blocks of rows.
+    // Stacked: a vector carry's T rows, a matrix carry's T blocks of rows. A tuple's first
+    // arrays are copied together (the carries hold every array).
     shapes_.rows[k] = rank == 2 ? s.steps * h[0] : s.steps;
     shapes_.cols[k] = rank == 2 ? h[1] : h[0];
-    shapes_.offset[k] = s.states + s.carry;
+    if constexpr (parts == 1) s.values = s.states + s.carry; else s.values = take(s.steps * s.first);
+    shapes_.offset[k] = s.values;
   }
-  layout_[k].dy = take(s.carry * (last ? 1 : s.steps));
+  layout_[k].dy = take(s.first * (last ? 1 : s.steps));
   alias_[k] = k;
 }
 
@@ -236,12 +278,22 @@ void program<E>::scan_steps(const N& n, const results& r, std::size_t base, cons
                             std::size_t start, std::size_t count) const {
   constexpr std::size_t boff = detail::child_offset<N, 2, 0>();
   const detail::scan_layout& s = scans_[base + detail::count_products<N>() - 1];
+  using Body = std::remove_cvref_t<decltype(n.c)>;
+  constexpr std::size_t parts = detail::carry_count<Body>();
   const T* xs = r.ws + s.xs;
   for (std::size_t i = 0; i < count; ++i) {
     const T* carry = i == 0 ? from : into + (i - 1) * s.carry;
     const auto body = detail::rebind_scan(n.c, detail::scan_bound(s, carry, xs + (start + i) * s.input));
     forward(body, r, base + boff);
-    evaluate_into(detail::lower<0>(body, r, base + boff), into + i * s.carry, s.carry);
+    const auto lowered = detail::lower<0>(body, r, base + boff);
+    T* next = into + i * s.carry;
+    detail::static_for<parts>([&](auto jc) {
+      constexpr std::size_t j = jc.value;
+      evaluate_into(detail::carry_part<j>(lowered), next + s.part[j], s.part_rows[j] * s.part_cols[j]);
+    });
+    // With every_step, a tuple's first arrays side by side: the scan's value.
+    if constexpr (parts > 1 && N::op_type::result == scan_result::every)
+      std::copy_n(next, s.first, r.ws + s.values + (start + i) * s.first);
     save(s.saved, r.ws, s.block != 0 ? i : start + i);  // for the backward (a block's: its slots)
   }
 }
@@ -256,7 +308,12 @@ void program<E>::scan_forward(const N& n, const results& r, std::size_t base) co
   forward(n.a, r, base);
   forward(n.b, r, base + xoff);
   T* states = r.ws + s.states;
-  evaluate_into(detail::lower<0>(n.a, r, base), states, s.carry);
+  using A = std::remove_cvref_t<decltype(n.a)>;
+  const auto h0 = detail::lower<0>(n.a, r, base);
+  detail::static_for<detail::carry_count<A>()>([&](auto jc) {
+    constexpr std::size_t j = jc.value;
+    evaluate_into(detail::carry_part<j>(h0), states + s.part[j], s.part_rows[j] * s.part_cols[j]);
+  });
   evaluate_into(detail::lower<0>(n.b, r, base + xoff), r.ws + s.xs, s.steps * s.input);
   if (s.block == 0) {
     scan_steps(n, r, base, states, states + s.carry, 0, s.steps);
@@ -273,6 +330,32 @@ void program<E>::scan_forward(const N& n, const results& r, std::size_t base) co
   if (s.steps == 0) std::copy_n(states, s.carry, r.ws + s.last);
 }
 
+/// The vector-Jacobian product of a carry's expression (h0, or the body's new carry; lowered
+/// from I, whose first stage is `base`), seeded with the carry's adjoint at `seed`: of a tuple
+/// of carries, of the sum of its arrays' seeded products, in one pass (a subexpression two
+/// arrays share gets its adjoint summed first).
+template <class E>
+template <class I, class L, class... X, class... T2>
+void program<E>::carry_backward(const L& lowered, const results& r, std::size_t base, const detail::scan_layout& s,
+                                std::size_t seed, const std::array<T*, sizeof...(X)>& scratch,
+                                const wrt_target<X, T2>&... t) const {
+  if constexpr (!detail::is_carries_node_v<L>) {
+    seeded_backward<I>(lowered, r, base, seed, s.carry, scratch, t...);
+  } else {
+    seeded_backward_with<I>(
+        lowered, r, base,
+        [&](const auto& canon) {
+          return [&]<std::size_t... J>(std::index_sequence<J...>) {
+            return (tad::dot(detail::seed_constant(std::span<const T>(r.ws + seed + s.part[J], s.part_rows[J] * s.part_cols[J]),
+                                                   detail::child<J>(canon)),
+                             detail::child<J>(canon)) +
+                    ...);
+          }(std::make_index_sequence<L::arity>{});
+        },
+        scratch, t...);
+  }
+}
+
 /// One step's backward, its carry and input at `carry` and `input`: the body's stages' values
 /// restored from the step's slot, then its vector-Jacobian product seeded with the carry's adjoint at `seed`, into
 /// the targets t (the parameters', the carry's, the input's), then the body's stages' backward.
@@ -286,21 +369,21 @@ void program<E>::scan_body_backward(const N& n, const results& r, std::size_t ba
   const detail::scan_layout& s = scans_[base + detail::count_products<N>() - 1];
   const auto body = detail::rebind_scan(n.c, detail::scan_bound(s, carry, input));
   restore(s.saved, r.ws, slot);  // the body's stages' values at this step
-  seeded_backward<Body>(detail::lower<0>(body, r, base + boff), r, base + boff, seed, s.carry, scratch, t...);
+  carry_backward<Body>(detail::lower<0>(body, r, base + boff), r, base + boff, s, seed, scratch, t...);
   backward<Body, true>(body, r, base + boff, scratch, t...);
 }
 
-/// Scan n's backward, its adjoint (the last carry's, or every carry's) in its dy buffer: the
-/// body's vector-Jacobian product per step, last step first (with checkpointing, each block's
-/// carries recomputed first), then h0's and xs's.
+/// Scan n's backward, its adjoint (the last carry's, or every carry's; of a tuple, its first
+/// array's) in its dy buffer: the body's vector-Jacobian product per step, last step first
+/// (with checkpointing, each block's carries recomputed first), then h0's and xs's.
 template <class E>
 template <class N, class... X, class... T2>
 void program<E>::scan_backward(const N& n, const results& r, std::size_t base,
                                const std::array<T*, sizeof...(X)>& scratch, const wrt_target<X, T2>&... t) const {
   using A = std::remove_cvref_t<decltype(n.a)>;
   using B = std::remove_cvref_t<decltype(n.b)>;
-  constexpr int rank = detail::props<A>::rank;
-  using Carry = detail::scan_carry_t<rank, T>;
+  constexpr std::size_t parts = detail::carry_count<A>();
+  constexpr int rank = detail::props<detail::carry_part_t<0, A>>::rank;
   using In = detail::scan_input_t<rank, T>;
   constexpr std::size_t xoff = detail::child_offset<N, 1, 0>();
   constexpr bool last = N::op_type::result == scan_result::last;
@@ -312,34 +395,39 @@ void program<E>::scan_backward(const N& n, const results& r, std::size_t base,
   T* ws = r.ws;
   const T* dy = ws + layout_[k].dy;
   std::size_t dc = s.dc, dn = s.dn;
-  // The last carry's adjoint.
-  if (last) std::copy_n(dy, s.carry, ws + dc);
-  else if (s.steps > 0) std::copy_n(dy + (s.steps - 1) * s.carry, s.carry, ws + dc);
-  else std::fill_n(ws + dc, s.carry, T(0));
+  // The last carry's adjoint (of a tuple: the first array's; the others' start at zero).
+  std::fill_n(ws + dc, s.carry, T(0));
+  if (last) std::copy_n(dy, s.first, ws + dc);
+  else if (s.steps > 0) std::copy_n(dy + (s.steps - 1) * s.first, s.first, ws + dc);
   if constexpr (to_xs) std::fill_n(ws + s.dxs, s.steps * s.input, T(0));
-  // The scratch of the targets, then the placeholders'.
+  // The scratch of the targets, then the placeholders': each carry array's, then the input's.
   constexpr std::size_t nx = sizeof...(X);
-  std::array<T*, nx + 2> sc{};
+  constexpr std::size_t np = parts + (to_xs ? 1 : 0);
+  std::array<T*, nx + np> sc{};
   std::copy_n(scratch.begin(), nx, sc.begin());
-  sc[nx] = ws + s.scratch, sc[nx + 1] = ws + s.scratch + s.carry;
+  for (std::size_t j = 0; j < parts; ++j) sc[nx + j] = ws + s.scratch + s.part[j];
+  if constexpr (to_xs) sc[nx + parts] = ws + s.scratch + s.carry;
   const auto output_share = [&](std::size_t step) {  // into dn: the stacked output's adjoint of h_step
-    if (!last && step > 0) std::copy_n(dy + (step - 1) * s.carry, s.carry, ws + dn);
-    else std::fill_n(ws + dn, s.carry, T(0));
+    std::fill_n(ws + dn, s.carry, T(0));
+    if (!last && step > 0) std::copy_n(dy + (step - 1) * s.first, s.first, ws + dn);
   };
   const auto step_back = [&](std::size_t step, const T* carry, std::size_t slot) {
     // The carry's adjoint before this step: the stacked output's share, the body's added.
     output_share(step);
     const T* input = ws + s.xs + step * s.input;
     const auto bound = detail::scan_bound(s, carry, input);
-    const auto h = wrt(detail::scan_placeholder<Carry>(bound), std::span<T>(ws + dn, s.carry));
-    if constexpr (to_xs) {
-      const auto x = wrt(detail::scan_placeholder<In>(bound), std::span<T>(ws + s.dxs + step * s.input, s.input));
-      scan_body_backward(n, r, base, carry, input, slot, dc, sc, t..., h, x);
-    } else {
-      std::array<T*, nx + 1> sc1{};
-      std::copy_n(sc.begin(), nx + 1, sc1.begin());
-      scan_body_backward(n, r, base, carry, input, slot, dc, sc1, t..., h);
-    }
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      using P = std::tuple<detail::scan_carry_at_t<J, detail::props<detail::carry_part_t<J, A>>::rank, T>...>;
+      const auto targets = std::tuple{
+          wrt(detail::scan_placeholder<std::tuple_element_t<J, P>>(bound),
+              std::span<T>(ws + dn + s.part[J], s.part_rows[J] * s.part_cols[J]))...};
+      if constexpr (to_xs) {
+        const auto x = wrt(detail::scan_placeholder<In>(bound), std::span<T>(ws + s.dxs + step * s.input, s.input));
+        scan_body_backward(n, r, base, carry, input, slot, dc, sc, t..., std::get<J>(targets)..., x);
+      } else {
+        scan_body_backward(n, r, base, carry, input, slot, dc, sc, t..., std::get<J>(targets)...);
+      }
+    }(std::make_index_sequence<parts>{});
     // Truncated: no gradient through the carry into h_k, h_2k, ... (the output's share stays).
     if (truncate != 0 && step != 0 && step % truncate == 0) output_share(step);
     std::swap(dc, dn);
@@ -359,7 +447,7 @@ void program<E>::scan_backward(const N& n, const results& r, std::size_t base,
   }
   // h0's adjoint is in dc; xs's in dxs.
   if constexpr (to_h0) {
-    seeded_backward<A>(detail::lower<0>(n.a, r, base), r, base, dc, s.carry, scratch, t...);
+    carry_backward<A>(detail::lower<0>(n.a, r, base), r, base, s, dc, scratch, t...);
     backward<A, true>(n.a, r, base, scratch, t...);
   }
   if constexpr (to_xs) {
