@@ -123,13 +123,15 @@ std::pair<double, std::vector<std::vector<double>>> run(const lstm& p, tad::scan
   auto bo = tad::var<"bo">(Bv(2));
   auto bu = tad::var<"bu">(Bv(3));
   auto X = tad::var<"X">(static_cast<const T*>(xs.data()), p.T * R, p.D);
-  const auto [H0, C0] = [&] {
+  const auto initial = [&] {
     if constexpr (Matrix)
       return std::pair{tad::var<"h0">(static_cast<const T*>(h0.data()), p.B, p.H),
                        tad::var<"c0">(static_cast<const T*>(c0.data()), p.B, p.H)};
     else
       return std::pair{tad::var<"h0">(std::span<const T>(h0.data(), p.H)), tad::var<"c0">(std::span<const T>(c0.data(), p.H))};
   }();
+  const auto& H0 = initial.first;  // (not a structured binding: clang 14 cannot capture one)
+  const auto& C0 = initial.second;
   const auto cell = [=](auto h, auto c, auto x) {
     const auto gate = [&](const auto& Wg, const auto& Ug, const auto& bg) {
       return tad::matmul(h, Wg) + tad::matmul(x, Ug) + bg;

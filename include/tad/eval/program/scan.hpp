@@ -49,17 +49,18 @@ constexpr std::size_t carry_part_offset() {
   if constexpr (is_carries_node_v<H>) return child_offset<H, J, 0>(); else return 0;
 }
 
-/// A scan's binding at one step: its carry (each array of a tuple) at `carry`, its input at
-/// `input` (at planning, both null).
-template <class T>
+/// A scan's binding at one step: its carry of K arrays at `carry` (each array's part of it),
+/// its input at `input` (at planning, both null). Per step, so K is a constant.
+template <std::size_t K, class T>
 scan_binding<T> scan_bound(const scan_layout& s, const T* carry, const T* input) {
   scan_binding<T> b{};
+  b.data[0] = carry, b.rows[0] = s.part_rows[0], b.cols[0] = s.part_cols[0];
   b.data[1] = input, b.rows[1] = s.in_rows, b.cols[1] = s.in_cols;
-  for (std::size_t j = 0; j < s.part.size(); ++j) {
-    const std::size_t slot = j == 0 ? 0 : 3 + j;
+  static_for<K - 1>([&](auto jc) {
+    constexpr std::size_t j = jc.value + 1, slot = 3 + j;  // @carry2 .. @carry4
     b.data[slot] = carry == nullptr ? nullptr : carry + s.part[j];
     b.rows[slot] = s.part_rows[j], b.cols[slot] = s.part_cols[j];
-  }
+  });
   return b;
 }
 
@@ -204,7 +205,7 @@ void program<E>::plan_scan(const N& n, std::size_t& size, std::size_t base) {
   }
   s.input = s.in_rows * s.in_cols;
   // The body's stages, planned for these shapes (on a copy whose placeholders view nothing).
-  const auto body = detail::rebind_scan(n.c, detail::scan_bound<T>(s, nullptr, nullptr));
+  const auto body = detail::rebind_scan(n.c, detail::scan_bound<parts, T>(s, nullptr, nullptr));
   // A let or a product in the body shares only with one in the body (in the same step).
   const std::size_t floor = std::exchange(alias_floor_, base + boff);
   plan<Body, false>(body, size, base + boff);
@@ -283,7 +284,7 @@ void program<E>::scan_steps(const N& n, const results& r, std::size_t base, cons
   const T* xs = r.ws + s.xs;
   for (std::size_t i = 0; i < count; ++i) {
     const T* carry = i == 0 ? from : into + (i - 1) * s.carry;
-    const auto body = detail::rebind_scan(n.c, detail::scan_bound(s, carry, xs + (start + i) * s.input));
+    const auto body = detail::rebind_scan(n.c, detail::scan_bound<parts>(s, carry, xs + (start + i) * s.input));
     forward(body, r, base + boff);
     const auto lowered = detail::lower<0>(body, r, base + boff);
     T* next = into + i * s.carry;
@@ -367,7 +368,7 @@ void program<E>::scan_body_backward(const N& n, const results& r, std::size_t ba
   using Body = std::remove_cvref_t<decltype(n.c)>;
   constexpr std::size_t boff = detail::child_offset<N, 2, 0>();
   const detail::scan_layout& s = scans_[base + detail::count_products<N>() - 1];
-  const auto body = detail::rebind_scan(n.c, detail::scan_bound(s, carry, input));
+  const auto body = detail::rebind_scan(n.c, detail::scan_bound<detail::carry_count<Body>()>(s, carry, input));
   restore(s.saved, r.ws, slot);  // the body's stages' values at this step
   carry_backward<Body>(detail::lower<0>(body, r, base + boff), r, base + boff, s, seed, scratch, t...);
   backward<Body, true>(body, r, base + boff, scratch, t...);
@@ -396,9 +397,10 @@ void program<E>::scan_backward(const N& n, const results& r, std::size_t base,
   const T* dy = ws + layout_[k].dy;
   std::size_t dc = s.dc, dn = s.dn;
   // The last carry's adjoint (of a tuple: the first array's; the others' start at zero).
-  std::fill_n(ws + dc, s.carry, T(0));
   if (last) std::copy_n(dy, s.first, ws + dc);
   else if (s.steps > 0) std::copy_n(dy + (s.steps - 1) * s.first, s.first, ws + dc);
+  else std::fill_n(ws + dc, s.first, T(0));
+  std::fill_n(ws + dc + s.first, s.carry - s.first, T(0));
   if constexpr (to_xs) std::fill_n(ws + s.dxs, s.steps * s.input, T(0));
   // The scratch of the targets, then the placeholders': each carry array's, then the input's.
   constexpr std::size_t nx = sizeof...(X);
@@ -408,14 +410,18 @@ void program<E>::scan_backward(const N& n, const results& r, std::size_t base,
   for (std::size_t j = 0; j < parts; ++j) sc[nx + j] = ws + s.scratch + s.part[j];
   if constexpr (to_xs) sc[nx + parts] = ws + s.scratch + s.carry;
   const auto output_share = [&](std::size_t step) {  // into dn: the stacked output's adjoint of h_step
-    std::fill_n(ws + dn, s.carry, T(0));
-    if (!last && step > 0) std::copy_n(dy + (step - 1) * s.first, s.first, ws + dn);
+    if (!last && step > 0) {
+      std::copy_n(dy + (step - 1) * s.first, s.first, ws + dn);
+      if constexpr (parts > 1) std::fill_n(ws + dn + s.first, s.carry - s.first, T(0));
+    } else {
+      std::fill_n(ws + dn, s.carry, T(0));
+    }
   };
   const auto step_back = [&](std::size_t step, const T* carry, std::size_t slot) {
     // The carry's adjoint before this step: the stacked output's share, the body's added.
     output_share(step);
     const T* input = ws + s.xs + step * s.input;
-    const auto bound = detail::scan_bound(s, carry, input);
+    const auto bound = detail::scan_bound<parts>(s, carry, input);
     [&]<std::size_t... J>(std::index_sequence<J...>) {
       using P = std::tuple<detail::scan_carry_at_t<J, detail::props<detail::carry_part_t<J, A>>::rank, T>...>;
       const auto targets = std::tuple{
