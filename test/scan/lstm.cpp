@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 using tad_test::buffer;
@@ -41,42 +43,69 @@ struct lstm {
     tad_test::fill_uniform(c0, -0.5, 0.5, 42);
     tad_test::fill_uniform(xs, -1, 1, 43);
   }
-  double loss() const {
+  using state = std::pair<std::vector<double>, std::vector<double>>;  // (h, c)
+  /// Step t from (h, c).
+  state step(const state& hc, std::size_t t) const {
     const std::size_t R = rows();
-    std::vector<double> h = h0, c = c0, hn(R * H), cn(R * H);
-    double l = 0;
-    const auto read = [&](const std::vector<double>& v) {
-      for (double e : v) l += (e - 0.3) * (e - 0.3);
-    };
-    for (std::size_t t = 0; t < T; ++t) {
-      for (std::size_t r = 0; r < R; ++r) {
-        for (std::size_t j = 0; j < H; ++j) {
-          std::array<double, 4> z{};
-          for (std::size_t g = 0; g < 4; ++g) {
-            z[g] = b[g][j];
-            for (std::size_t i = 0; i < H; ++i) z[g] += h[r * H + i] * w[g][i * H + j];
-            for (std::size_t i = 0; i < D; ++i) z[g] += xs[(t * R + r) * D + i] * u[g][i * H + j];
-          }
-          const std::size_t q = r * H + j;
-          cn[q] = sigmoid(z[1]) * c[q] + sigmoid(z[0]) * std::tanh(z[3]);
-          hn[q] = sigmoid(z[2]) * std::tanh(cn[q]);
+    state n{std::vector<double>(R * H), std::vector<double>(R * H)};
+    for (std::size_t r = 0; r < R; ++r) {
+      for (std::size_t j = 0; j < H; ++j) {
+        std::array<double, 4> z{};
+        for (std::size_t g = 0; g < 4; ++g) {
+          z[g] = b[g][j];
+          for (std::size_t i = 0; i < H; ++i) z[g] += hc.first[r * H + i] * w[g][i * H + j];
+          for (std::size_t i = 0; i < D; ++i) z[g] += xs[(t * R + r) * D + i] * u[g][i * H + j];
         }
+        const std::size_t q = r * H + j;
+        n.second[q] = sigmoid(z[1]) * hc.second[q] + sigmoid(z[0]) * std::tanh(z[3]);
+        n.first[q] = sigmoid(z[2]) * std::tanh(n.second[q]);
       }
-      h.swap(hn), c.swap(cn);
-      if (every) read(h);
     }
-    if (!every) read(h);
+    return n;
+  }
+  static double read(const std::vector<double>& h) {
+    double l = 0;
+    for (double e : h) l += (e - 0.3) * (e - 0.3);
     return l;
   }
-  /// Central differences of loss() with respect to each element of v (a member).
-  std::vector<double> differences(std::vector<double>& v) {
+  /// The loss of steps first .. last - 1 from `from` (the last h, or every h after a step).
+  double loss_from(state hc, std::size_t first, std::size_t last) const {
+    double l = 0;
+    for (std::size_t t = first; t < last; ++t) {
+      hc = step(hc, t);
+      if (every) l += read(hc.first);
+    }
+    return every ? l : (last == T ? read(hc.first) : 0.0);
+  }
+  double loss() const { return T == 0 && every ? 0.0 : T == 0 ? read(h0) : loss_from({h0, c0}, 0, T); }
+  /// The carries at steps 0, k, 2k, ... with the current parameters.
+  std::vector<state> starts(std::size_t k) const {
+    std::vector<state> r{{h0, c0}};
+    state hc{h0, c0};
+    for (std::size_t t = 0; t < T; ++t) {
+      hc = step(hc, t);
+      if ((t + 1) % k == 0) r.push_back(hc);
+    }
+    return r;
+  }
+  /// Truncated BPTT's objective over blocks of k steps: each block's loss from its first carry,
+  /// held fixed at `at` (the carries of the parameters the gradient is taken at), so that no
+  /// gradient crosses a block's start: its gradient is truncated BPTT's.
+  double truncated_loss(const std::vector<state>& at, std::size_t k) const {
+    double l = 0;
+    for (std::size_t first = 0, j = 0; first < T; first += k, ++j)  // (the first block from h0 and c0 themselves)
+      l += loss_from(j == 0 ? state{h0, c0} : at[j], first, std::min(first + k, T));
+    return l;
+  }
+  /// Central differences of f (default: loss()) with respect to each element of v (a member).
+  std::vector<double> differences(std::vector<double>& v, const std::function<double()>& f = {}) {
     std::vector<double> d(v.size());
     for (std::size_t i = 0; i < v.size(); ++i) {
       const double x0 = v[i];
       d[i] = tad_test::central(
           [&](double x) {
             v[i] = x;
-            return loss();
+            return f ? f() : loss();
           },
           x0, 1e-6);
       v[i] = x0;
@@ -149,22 +178,27 @@ std::pair<double, std::vector<std::vector<double>>> run(const lstm& p, tad::scan
                                                                  doubles(gbi), doubles(gbf), doubles(gbo), doubles(gbu),
                                                                  doubles(gh), doubles(gc), doubles(gx)}};
   };
-  if (p.every) return grad(loss(tad::scan(cell, tad::carries(H0, C0), X, tad::every_step)));
+  if (p.every) return grad(loss(tad::scan(cell, tad::carries(H0, C0), X, tad::every_step, opts)));
   return grad(loss(tad::scan(cell, tad::carries(H0, C0), X, opts)));
 }
 
 const char* const names[] = {"dWi", "dWf", "dWo", "dWu", "dUi", "dUf", "dUo", "dUu", "dbi", "dbf", "dbo", "dbu", "dh0", "dc0", "dX"};
 
+/// tad's value and gradients (with options `opts`) against central differences of `ref`
+/// (default: the loss; truncation: its truncated objective) in double.
 template <class T, bool Matrix>
-void check(lstm p) {
+void check(lstm p, tad::scan_options opts = {}, const std::function<double(lstm&)>& ref = {}) {
   const std::string what = "H " + std::to_string(p.H) + " D " + std::to_string(p.D) + " T " + std::to_string(p.T) +
-                           " B " + std::to_string(p.B) + (p.every ? " every" : " last");
+                           " B " + std::to_string(p.B) + (p.every ? " every" : " last") + " truncate " +
+                           std::to_string(opts.truncate) + " checkpoint " + std::to_string(opts.checkpoint);
   const double tol = std::is_same_v<T, float> ? 3e-4 : 1e-7;
-  const auto [value, g] = run<T, Matrix>(p);
+  const auto [value, g] = run<T, Matrix>(p, opts);
   BOOST_TEST(tad_test::close(value, p.loss(), std::is_same_v<T, float> ? 1e-5 : 1e-12), what << ": value " << value << ", expected " << p.loss());
   std::array<std::vector<double>*, 15> arrays{&p.w[0], &p.w[1], &p.w[2], &p.w[3], &p.u[0], &p.u[1], &p.u[2], &p.u[3],
                                               &p.b[0], &p.b[1], &p.b[2], &p.b[3], &p.h0, &p.c0, &p.xs};
-  for (std::size_t a = 0; a < arrays.size(); ++a) expect_all_close(g[a], p.differences(*arrays[a]), tol, what + " " + names[a]);
+  const std::function<double()> f = ref ? std::function<double()>([&] { return ref(p); }) : std::function<double()>{};
+  for (std::size_t a = 0; a < arrays.size(); ++a)
+    expect_all_close(g[a], p.differences(*arrays[a], f), tol, what + " " + names[a]);
 }
 
 }  // namespace
@@ -191,13 +225,35 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(no_step_one_step_two_steps_and_a_batch_of_seven, T
   }
 }
 
-BOOST_AUTO_TEST_CASE(one_sequence_as_vector_carries) {
-  for (const std::size_t h : {3u, 8u, 16u, 17u}) {
+BOOST_AUTO_TEST_CASE_TEMPLATE(one_sequence_as_vector_carries, T, tad_test::reals) {
+  for (const std::size_t h : {3u, 7u, 8u, 15u, 16u, 17u}) {
     for (const bool all : {false, true}) {
       lstm p(h, 2, 4, 0);
       p.every = all;
-      check<double, false>(p);
+      check<T, false>(p);
     }
+  }
+}
+
+// Truncated BPTT over blocks of k steps cuts both arrays at h_k, h_2k, ...: against central
+// differences of each block's loss from its first carries held fixed (the last h, or every h).
+BOOST_AUTO_TEST_CASE_TEMPLATE(truncation_cuts_every_array_of_the_carry, T, tad_test::reals) {
+  for (const std::size_t k : {2u, 3u}) {
+    for (const bool all : {false, true}) {
+      lstm p(5, 2, 7, 2);
+      p.every = all;
+      const auto at = p.starts(k);
+      check<T, true>(p, tad::scan_options{.truncate = k}, [&](lstm& q) { return q.truncated_loss(at, k); });
+    }
+  }
+}
+
+// Checkpointing a tuple with blocks that divide T and that do not (a short last block), and
+// sqrt_steps: against central differences.
+BOOST_AUTO_TEST_CASE_TEMPLATE(checkpointed_against_central_differences, T, tad_test::reals) {
+  for (const std::size_t k : {std::size_t(2), std::size_t(3), std::size_t(7), tad::scan_options::sqrt_steps}) {
+    lstm p(5, 2, 7, 2);
+    check<T, true>(p, tad::scan_options{.checkpoint = k});
   }
 }
 
@@ -205,6 +261,7 @@ BOOST_AUTO_TEST_CASE(one_sequence_as_vector_carries) {
 // block: bit for bit the stored run's gradients.
 BOOST_AUTO_TEST_CASE(a_thousand_steps_checkpointed_equals_stored_bit_for_bit) {
   lstm p(4, 2, 1000, 3);
+  for (double& e : p.b[1]) e += 7;  // forget gates near 1: the cell carries the gradient back 1000 steps
   const auto stored = run<double, true>(p);
   for (const std::size_t k : {std::size_t(1), std::size_t(7), std::size_t(1000), tad::scan_options::sqrt_steps}) {
     const auto ckpt = run<double, true>(p, tad::scan_options{.checkpoint = k});
@@ -212,8 +269,13 @@ BOOST_AUTO_TEST_CASE(a_thousand_steps_checkpointed_equals_stored_bit_for_bit) {
     for (std::size_t a = 0; a < stored.second.size(); ++a)
       BOOST_TEST(ckpt.second[a] == stored.second[a], names[a] << " with checkpoint " << k);
   }
-  // And the gradient of h0 against central differences, over the thousand steps.
+  // And the gradients of h0 and c0 against central differences, over the thousand steps: not
+  // vanished (the comparison could not fail if they were 0).
+  double norm = 0;
+  for (double e : stored.second[13]) norm += e * e;
+  BOOST_TEST_REQUIRE(std::sqrt(norm) > 1e-3, "dc0's norm " << std::sqrt(norm));
   expect_all_close(stored.second[12], p.differences(p.h0), 1e-6, "T 1000 dh0");
+  expect_all_close(stored.second[13], p.differences(p.c0), 1e-6, "T 1000 dc0");
 }
 
 // A per-step output other than the state: a first carry y that the step does not read,
@@ -277,6 +339,102 @@ BOOST_AUTO_TEST_CASE(a_per_step_output_as_a_first_carry_the_step_does_not_read) 
   expect_all_close(doubles(gu), diff(u), 1e-7, "dU");
   expect_all_close(doubles(gv), diff(v), 1e-7, "dV");
   expect_all_close(doubles(gh), diff(h0), 1e-7, "dh0");
+}
+
+// Four arrays of three shapes (every placeholder slot): a per-step output Y (B x K, the old h
+// times V), the state H (B x n), and two vectors s and a that every row shares:
+// H' = tanh(H W + X_t U + s + a), s' = 0.9 s + 0.1 mean(H', down the rows), a' = (a + s) / 2.
+// The loss reads every Y. Against central differences of the same loop by hand.
+template <class T>
+void four_arrays(std::size_t steps) {
+  constexpr std::size_t B = 3, n = 5, K = 2, D = 2;
+  std::vector<double> w(n * n), u(D * n), v(n * K), h0(B * n), s0(n), a0(n), xs(steps * B * D), target(steps * B * K);
+  tad_test::fill_uniform(w, -0.5, 0.5, 71);
+  tad_test::fill_uniform(u, -1, 1, 72);
+  tad_test::fill_uniform(v, -1, 1, 73);
+  tad_test::fill_uniform(h0, -0.5, 0.5, 74);
+  tad_test::fill_uniform(s0, -0.5, 0.5, 75);
+  tad_test::fill_uniform(a0, -0.5, 0.5, 76);
+  tad_test::fill_uniform(xs, -1, 1, 77);
+  tad_test::fill_uniform(target, -0.5, 0.5, 78);
+  const auto by_hand = [&] {
+    std::vector<double> h = h0, sv = s0, av = a0, hn(B * n), sn(n), an(n);
+    double l = 0;
+    for (std::size_t t = 0; t < steps; ++t) {
+      for (std::size_t r = 0; r < B; ++r)
+        for (std::size_t k = 0; k < K; ++k) {
+          double y = 0;
+          for (std::size_t j = 0; j < n; ++j) y += h[r * n + j] * v[j * K + k];
+          const double e = y - target[(t * B + r) * K + k];
+          l += e * e;
+        }
+      for (std::size_t r = 0; r < B; ++r)
+        for (std::size_t j = 0; j < n; ++j) {
+          double z = sv[j] + av[j];
+          for (std::size_t i = 0; i < n; ++i) z += h[r * n + i] * w[i * n + j];
+          for (std::size_t i = 0; i < D; ++i) z += xs[(t * B + r) * D + i] * u[i * n + j];
+          hn[r * n + j] = std::tanh(z);
+        }
+      for (std::size_t j = 0; j < n; ++j) {
+        double m = 0;
+        for (std::size_t r = 0; r < B; ++r) m += hn[r * n + j];
+        sn[j] = 0.9 * sv[j] + 0.1 * m / double(B);
+        an[j] = 0.5 * (av[j] + sv[j]);
+      }
+      h.swap(hn), sv.swap(sn), av.swap(an);
+    }
+    return l;
+  };
+  const auto copy = [](const std::vector<double>& x) {
+    tad_test::buffer<T> b(x.size());
+    std::copy(x.begin(), x.end(), b.begin());
+    return b;
+  };
+  auto wb = copy(w), ub = copy(u), vb = copy(v), hb = copy(h0), sb = copy(s0), ab = copy(a0), xb = copy(xs), tb = copy(target);
+  std::vector<T> zeros(B * K, T(0));
+  auto W = tad::var<"W">(static_cast<const T*>(wb.data()), n, n);
+  auto U = tad::var<"U">(static_cast<const T*>(ub.data()), D, n);
+  auto V = tad::var<"V">(static_cast<const T*>(vb.data()), n, K);
+  auto H0 = tad::var<"h0">(static_cast<const T*>(hb.data()), B, n);
+  auto S0 = tad::var<"s0">(sb.cspan());
+  auto A0 = tad::var<"a0">(ab.cspan());
+  const auto X = tad::constant(static_cast<const T*>(xb.data()), steps * B, D);
+  const auto Y0 = tad::constant(static_cast<const T*>(zeros.data()), B, K);
+  const auto step = [=](auto, auto h, auto sv, auto av, auto x) {
+    const auto h2 = tad::let<"h2">(tad::tanh(tad::matmul(h, W) + tad::matmul(x, U) + sv + av));
+    return tad::carries(tad::matmul(h, V), h2, T(0.9) * sv + T(0.1 / double(B)) * tad::sum(h2, tad::axis<0>),
+                        T(0.5) * (av + sv));
+  };
+  const auto ys = tad::scan(step, tad::carries(Y0, H0, S0, A0), X, tad::every_step);  // (steps B) x K
+  const tad::program prog(tad::sum(tad::square(ys - tad::constant(static_cast<const T*>(tb.data()), steps * B, K))));
+  const auto [value, gw, gu, gv, gh, gs, ga] = prog.grad(W, U, V, H0, S0, A0);
+  const double tol = std::is_same_v<T, float> ? 3e-4 : 1e-7;
+  const std::string at = " (T = " + std::to_string(steps) + ")";
+  BOOST_TEST(tad_test::close(double(value), by_hand(), std::is_same_v<T, float> ? 1e-5 : 1e-12), "value" << at);
+  const auto diff = [&](std::vector<double>& a) {
+    std::vector<double> d(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const double x0 = a[i];
+      d[i] = tad_test::central(
+          [&](double x) {
+            a[i] = x;
+            return by_hand();
+          },
+          x0, 1e-6);
+      a[i] = x0;
+    }
+    return d;
+  };
+  expect_all_close(doubles(gw), diff(w), tol, "dW" + at);
+  expect_all_close(doubles(gu), diff(u), tol, "dU" + at);
+  expect_all_close(doubles(gv), diff(v), tol, "dV" + at);
+  expect_all_close(doubles(gh), diff(h0), tol, "dh0" + at);
+  expect_all_close(doubles(gs), diff(s0), tol, "ds0" + at);
+  expect_all_close(doubles(ga), diff(a0), tol, "da0" + at);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(four_arrays_of_three_shapes, T, tad_test::reals) {
+  for (const std::size_t steps : {0u, 1u, 4u}) four_arrays<T>(steps);
 }
 
 // One node, one rule across the arrays: a clipped value both new arrays read is a let, and its
