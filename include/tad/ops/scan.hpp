@@ -120,10 +120,11 @@ using scan_carry_t = scan_carry_at_t<0, Rank, T>;
 template <int Rank, class T>
 using scan_input_t = slice_placeholder_t<"@in", Rank, T>;
 
-/// Is E a loop's placeholder (a leaf with one of their names, which users cannot give)?
+/// Is E a loop's placeholder (a leaf with one of their names, which users cannot give)? A
+/// column of one (as_column, which shares its vector's name) is not: bodies may not hold one.
 template <class E>
 constexpr bool scan_placeholder_leaf() {
-  if constexpr (is_leaf_v<E> && requires { E::name; }) return placeholder_slot(E::name.view()) >= 0;
+  if constexpr (is_leaf_v<E> && !is_column_v<E> && requires { E::name; }) return placeholder_slot(E::name.view()) >= 0;
   else return false;
 }
 template <class E>
@@ -134,6 +135,17 @@ template <class E>
 struct holds_placeholder : std::bool_constant<is_scan_placeholder_v<E>> {};
 template <class Op, class... C>
 struct holds_placeholder<node<Op, C...>> : std::bool_constant<(holds_placeholder<C>::value || ...)> {};
+
+/// Does E hold a column of a loop's placeholder (as_column of a body's carry, input or slice)?
+template <class E>
+constexpr bool placeholder_column() {
+  if constexpr (is_leaf_v<E> && is_column_v<E> && requires { E::name; }) return placeholder_slot(E::name.view()) >= 0;
+  else return false;
+}
+template <class E>
+struct holds_placeholder_column : std::bool_constant<placeholder_column<E>()> {};
+template <class Op, class... C>
+struct holds_placeholder_column<node<Op, C...>> : std::bool_constant<(holds_placeholder_column<C>::value || ...)> {};
 
 /// Does E hold a scan?
 template <class E>
@@ -159,11 +171,13 @@ constexpr int scan_body_problem() {
     return 1;
   } else {
     using B = std::remove_cvref_t<std::invoke_result_t<const Step&, const Carry&, const In&>>;
-    if constexpr (!expression<B>) return 2;
+    if constexpr (is_carry_tuple_v<B>) return 6;
+    else if constexpr (!expression<B>) return 2;
     else if constexpr (poisoned_v<B>) return 0;  // reported where the body was built
     else if constexpr (props<B>::rank != props<Carry>::rank || props<B>::is_mask) return 3;
     else if constexpr (!std::is_same_v<value_type_t<B>, typename Carry::value_type>) return 4;
     else if constexpr (has_scan<B>::value) return 5;
+    else if constexpr (holds_placeholder_column<B>::value) return 7;
     else return 0;
   }
 }
@@ -196,6 +210,10 @@ constexpr auto make_scan(const Step& step, const H0& h0, const XS& xs, const sca
                                "expression of the carry's rank (h0's), not a scalar, a reduction or a comparison");
       static_assert(body != 4, "tad::scan(step, h0, xs): step(carry, input) must have the carry's element type");
       static_assert(body != 5, "tad::scan(step, h0, xs): a scan inside a scan's body is not supported yet");
+      static_assert(body != 6, "tad::scan(step, h0, xs): step returns tad::carries(...), a tuple of carries: pass "
+                               "the first carries as one too, tad::scan(step, tad::carries(h0, c0), xs)");
+      static_assert(body != 7, "tad::scan(step, h0, xs): as_column of the carry or of the input inside the body is "
+                               "not supported yet (as_column of a vector the body captures is)");
       if constexpr (body != 0) {
         return invalid_expression{};
       } else {
@@ -240,6 +258,7 @@ constexpr int tuple_body_problem() {
         else if constexpr (((props<C>::rank != props<P>::rank || props<C>::is_mask) || ...)) return 4;
         else if constexpr (!(std::is_same_v<value_type_t<C>, typename P::value_type> && ...)) return 5;
         else if constexpr ((has_scan<C>::value || ...)) return 6;
+        else if constexpr ((holds_placeholder_column<C>::value || ...)) return 7;
         else return 0;
       }(std::type_identity<B>{});
     }
@@ -259,7 +278,8 @@ constexpr auto make_scan(const Step& step, const carry_tuple<H...>& h0, const XS
     static_assert(problem != 3, "tad::scan(step, carries(h0...), xs): xs must be a matrix: row t is step t's input "
                                 "(with a matrix first carry of B rows, rows t B .. t B + B - 1)");
     static_assert(problem != 4, "tad::scan(step, carries(h0...), xs): the carries and xs must have the same element type");
-    static_assert(problem != 5, "tad::scan(step, h0, xs): a scan cannot be part of a custom_gradient's forward");
+    static_assert(problem != 5, "tad::scan(step, carries(h0...), xs): a scan cannot be part of a custom_gradient's "
+                                "forward");
     if constexpr (problem != 0) {
       return invalid_expression{};
     } else {
@@ -275,7 +295,10 @@ constexpr auto make_scan(const Step& step, const carry_tuple<H...>& h0, const XS
         static_assert(body != 4, "tad::scan(step, carries(h0...), xs): each new carry must have its carry's rank "
                                  "(h0's), and not be a comparison");
         static_assert(body != 5, "tad::scan(step, carries(h0...), xs): each new carry must have the carries' element type");
-        static_assert(body != 6, "tad::scan(step, h0, xs): a scan inside a scan's body is not supported yet");
+        static_assert(body != 6, "tad::scan(step, carries(h0...), xs): a scan inside a scan's body is not supported "
+                                 "yet");
+        static_assert(body != 7, "tad::scan(step, carries(h0...), xs): as_column of a carry or of the input inside "
+                                 "the body is not supported yet (as_column of a vector the body captures is)");
         if constexpr (body != 0) {
           return invalid_expression{};
         } else {
@@ -411,6 +434,7 @@ constexpr int map_body_problem() {
     else if constexpr (poisoned_v<B>) return 0;
     else if constexpr (props<B>::rank == 0 || props<B>::is_mask) return 3;
     else if constexpr (has_scan<B>::value) return 4;
+    else if constexpr (holds_placeholder_column<B>::value) return 5;
     else return 0;
   }
 }
@@ -437,6 +461,8 @@ constexpr auto make_map(std::size_t count, const F& f, const sliced<M, S>&... in
                                     "return a vector of one");
         static_assert(problem != 4, "tad::map(K, f, slices...): a scan or a map inside a map's body is not "
                                     "supported yet");
+        static_assert(problem != 5, "tad::map(K, f, slices...): as_column of a slice inside f is not supported yet "
+                                    "(as_column of a vector f captures is)");
         if constexpr (problem != 0) {
           return invalid_expression{};
         } else {

@@ -49,7 +49,6 @@ struct saved_values {
 struct scan_layout {
   std::size_t steps = 0;                       // T
   std::size_t carry = 0;                       // elements of a carry (of a tuple: of all its arrays, in order)
-  std::size_t carry_rows = 0, carry_cols = 0;  // its shape (a vector of n: n x 1); of a tuple, its first's
   std::array<std::size_t, 4> part{};           // a tuple: where each array starts in the carry
   std::array<std::size_t, 4> part_rows{}, part_cols{};  // ... and its shape
   std::size_t first = 0;                       // elements of the first array (the scan's value)

@@ -186,7 +186,7 @@ void program<E>::plan_scan(const N& n, std::size_t& size, std::size_t base) {
     s.carry += h[0] * h[1];
   });
   const std::array<std::size_t, 2> h{s.part_rows[0], s.part_cols[0]};
-  s.carry_rows = h[0], s.carry_cols = h[1], s.first = h[0] * h[1];
+  s.first = h[0] * h[1];
   const auto x = value_shape<2>(detail::lower<0>(n.b, shapes_, base + xoff));
   if constexpr (rank == 2) {
     // A batch of B carries: step t's input is rows t B .. t B + B - 1 of xs.
@@ -217,7 +217,9 @@ void program<E>::plan_scan(const N& n, std::size_t& size, std::size_t base) {
     const auto y = value_shape<r>(detail::lower<0>(detail::carry_part<j>(body), shapes_,
                                                    base + boff + detail::carry_part_offset<j, Body>()));
     if (y[0] != s.part_rows[j] || y[1] != s.part_cols[j]) {
-      const std::string which = parts == 1 ? "step(h, x) returns " : "step(...) returns, for carry " + std::to_string(j) + ", ";
+      const char* const nth[] = {"first", "second", "third", "fourth"};
+      const std::string which =
+          parts == 1 ? "step(h, x) returns " : std::string("step(...) returns, for the ") + nth[j] + " carry, ";
       throw shape_error::with_message("tad::scan(step, h0, xs): " + which + detail::shape_string(y[0], y[1]) +
                                           " for a carry h of " + detail::shape_string(s.part_rows[j], s.part_cols[j]) +
                                           ": the new carry must have h0's shape",
