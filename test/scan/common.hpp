@@ -121,20 +121,25 @@ struct rnn {
   }
 };
 
-/// Central differences of p.loss() with respect to each element of v (a member of p).
-inline std::vector<double> differences(rnn& p, std::vector<double>& v) {
+/// Central differences of f with respect to each element of v (f reads v).
+template <class F>
+std::vector<double> differences(std::vector<double>& v, F f) {
   std::vector<double> d(v.size());
   for (std::size_t i = 0; i < v.size(); ++i) {
     const double x0 = v[i];
     d[i] = central(
         [&](double x) {
           v[i] = x;
-          return p.loss();
+          return f();
         },
         x0, 1e-6);
     v[i] = x0;
   }
   return d;
+}
+/// Central differences of p.loss() with respect to each element of v (a member of p).
+inline std::vector<double> differences(rnn& p, std::vector<double>& v) {
+  return differences(v, [&] { return p.loss(); });
 }
 
 inline void expect_all_close(const std::vector<double>& got, const std::vector<double>& want, double tol,
@@ -167,6 +172,14 @@ struct stored {
     std::copy(p.xs.begin(), p.xs.end(), xs.begin());
   }
 };
+
+/// An unaligned copy of v in T.
+template <class T>
+buffer<T> unaligned(const std::vector<double>& v) {
+  buffer<T> b(v.size());
+  std::copy(v.begin(), v.end(), b.begin());
+  return b;
+}
 
 template <class V>
 std::vector<double> doubles(const V& v) {

@@ -15,7 +15,10 @@
 #include <vector>
 
 using tad_test::buffer;
+using tad_test::scan::differences;
+using tad_test::scan::doubles;
 using tad_test::scan::expect_all_close;
+using tad_test::scan::unaligned;
 
 namespace {
 
@@ -99,43 +102,19 @@ struct lstm {
   }
   /// Central differences of f (default: loss()) with respect to each element of v (a member).
   std::vector<double> differences(std::vector<double>& v, const std::function<double()>& f = {}) {
-    std::vector<double> d(v.size());
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      const double x0 = v[i];
-      d[i] = tad_test::central(
-          [&](double x) {
-            v[i] = x;
-            return f ? f() : loss();
-          },
-          x0, 1e-6);
-      v[i] = x0;
-    }
-    return d;
+    return tad_test::scan::differences(v, [&] { return f ? f() : loss(); });
   }
 };
-
-/// An unaligned copy of v in T.
-template <class T>
-buffer<T> copy_of(const std::vector<double>& v) {
-  buffer<T> b(v.size());
-  std::copy(v.begin(), v.end(), b.begin());
-  return b;
-}
-
-template <class V>
-std::vector<double> doubles(const V& v) {
-  return std::vector<double>(v.begin(), v.end());
-}
 
 /// tad's LSTM: a scan of carries(h, c) over the stored arrays; `opts` its options. Returns the
 /// value and the gradients of (W_0..3, U_0..3, b_0..3, h0, c0, X), in double.
 template <class T, bool Matrix>
 std::pair<double, std::vector<std::vector<double>>> run(const lstm& p, tad::scan_options opts = {}) {
   const std::size_t R = p.rows();
-  std::array<buffer<T>, 4> w{copy_of<T>(p.w[0]), copy_of<T>(p.w[1]), copy_of<T>(p.w[2]), copy_of<T>(p.w[3])};
-  std::array<buffer<T>, 4> u{copy_of<T>(p.u[0]), copy_of<T>(p.u[1]), copy_of<T>(p.u[2]), copy_of<T>(p.u[3])};
-  std::array<buffer<T>, 4> b{copy_of<T>(p.b[0]), copy_of<T>(p.b[1]), copy_of<T>(p.b[2]), copy_of<T>(p.b[3])};
-  buffer<T> h0 = copy_of<T>(p.h0), c0 = copy_of<T>(p.c0), xs = copy_of<T>(p.xs);
+  std::array<buffer<T>, 4> w{unaligned<T>(p.w[0]), unaligned<T>(p.w[1]), unaligned<T>(p.w[2]), unaligned<T>(p.w[3])};
+  std::array<buffer<T>, 4> u{unaligned<T>(p.u[0]), unaligned<T>(p.u[1]), unaligned<T>(p.u[2]), unaligned<T>(p.u[3])};
+  std::array<buffer<T>, 4> b{unaligned<T>(p.b[0]), unaligned<T>(p.b[1]), unaligned<T>(p.b[2]), unaligned<T>(p.b[3])};
+  buffer<T> h0 = unaligned<T>(p.h0), c0 = unaligned<T>(p.c0), xs = unaligned<T>(p.xs);
   const auto W = [&](std::size_t g) { return static_cast<const T*>(w[g].data()); };
   const auto U = [&](std::size_t g) { return static_cast<const T*>(u[g].data()); };
   const auto Bv = [&](std::size_t g) { return std::span<const T>(b[g].data(), p.H); };
@@ -321,20 +300,7 @@ BOOST_AUTO_TEST_CASE(a_per_step_output_as_a_first_carry_the_step_does_not_read) 
   const tad::program prog(tad::sum(tad::square(ys - tad::constant(targets.data(), T, K))));
   const auto [value, gw, gu, gv, gh] = prog.grad(W, U, V, H0);
   BOOST_TEST(tad_test::close(value, by_hand(), 1e-12), "value " << value << ", expected " << by_hand());
-  const auto diff = [&](std::vector<double>& a) {
-    std::vector<double> d(a.size());
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      const double x0 = a[i];
-      d[i] = tad_test::central(
-          [&](double x) {
-            a[i] = x;
-            return by_hand();
-          },
-          x0, 1e-6);
-      a[i] = x0;
-    }
-    return d;
-  };
+  const auto diff = [&](std::vector<double>& a) { return differences(a, by_hand); };
   expect_all_close(doubles(gw), diff(w), 1e-7, "dW");
   expect_all_close(doubles(gu), diff(u), 1e-7, "dU");
   expect_all_close(doubles(gv), diff(v), 1e-7, "dV");
@@ -385,12 +351,8 @@ void four_arrays(std::size_t steps) {
     }
     return l;
   };
-  const auto copy = [](const std::vector<double>& x) {
-    tad_test::buffer<T> b(x.size());
-    std::copy(x.begin(), x.end(), b.begin());
-    return b;
-  };
-  auto wb = copy(w), ub = copy(u), vb = copy(v), hb = copy(h0), sb = copy(s0), ab = copy(a0), xb = copy(xs), tb = copy(target);
+  auto wb = unaligned<T>(w), ub = unaligned<T>(u), vb = unaligned<T>(v), hb = unaligned<T>(h0);
+  auto sb = unaligned<T>(s0), ab = unaligned<T>(a0), xb = unaligned<T>(xs), tb = unaligned<T>(target);
   std::vector<T> zeros(B * K, T(0));
   auto W = tad::var<"W">(static_cast<const T*>(wb.data()), n, n);
   auto U = tad::var<"U">(static_cast<const T*>(ub.data()), D, n);
@@ -411,20 +373,7 @@ void four_arrays(std::size_t steps) {
   const double tol = std::is_same_v<T, float> ? 3e-4 : 1e-7;
   const std::string at = " (T = " + std::to_string(steps) + ")";
   BOOST_TEST(tad_test::close(double(value), by_hand(), std::is_same_v<T, float> ? 1e-5 : 1e-12), "value" << at);
-  const auto diff = [&](std::vector<double>& a) {
-    std::vector<double> d(a.size());
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      const double x0 = a[i];
-      d[i] = tad_test::central(
-          [&](double x) {
-            a[i] = x;
-            return by_hand();
-          },
-          x0, 1e-6);
-      a[i] = x0;
-    }
-    return d;
-  };
+  const auto diff = [&](std::vector<double>& a) { return differences(a, by_hand); };
   expect_all_close(doubles(gw), diff(w), tol, "dW" + at);
   expect_all_close(doubles(gu), diff(u), tol, "dU" + at);
   expect_all_close(doubles(gv), diff(v), tol, "dV" + at);

@@ -15,37 +15,12 @@
 #include <vector>
 
 using tad_test::buffer;
+using tad_test::scan::differences;
+using tad_test::scan::doubles;
 using tad_test::scan::expect_all_close;
+using tad_test::scan::unaligned;
 
 namespace {
-
-/// Central differences of f with respect to each element of v (f reads v).
-template <class F>
-std::vector<double> differences(std::vector<double>& v, F f) {
-  std::vector<double> d(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    const double x0 = v[i];
-    d[i] = tad_test::central(
-        [&](double x) {
-          v[i] = x;
-          return f();
-        },
-        x0, 1e-6);
-    v[i] = x0;
-  }
-  return d;
-}
-
-template <class T>
-buffer<T> stored(const std::vector<double>& v) {
-  buffer<T> b(v.size());
-  std::copy(v.begin(), v.end(), b.begin());
-  return b;
-}
-template <class V>
-std::vector<double> doubles(const V& v) {
-  return std::vector<double>(v.begin(), v.end());
-}
 
 template <class T>
 constexpr double tol() {
@@ -85,7 +60,7 @@ struct mixture {
 
 template <class T>
 void check_mixture(mixture p) {
-  auto smu = stored<T>(p.mu), sq = stored<T>(p.q), sx = stored<T>(p.x);
+  auto smu = unaligned<T>(p.mu), sq = unaligned<T>(p.q), sx = unaligned<T>(p.x);
   const auto Mu = tad::var<"mu">(static_cast<const T*>(smu.data()), p.K, p.D);
   const auto Q = tad::var<"Q">(static_cast<const T*>(sq.data()), p.K * p.D, p.D);
   const auto X = tad::constant(static_cast<const T*>(sx.data()), p.N, p.D);
@@ -127,7 +102,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(blocks_of_a_matrix_into_stacked_matrices, T, tad_t
         }
       return s;
     };
-    auto sq = stored<T>(q), sw = stored<T>(w);
+    auto sq = unaligned<T>(q), sw = unaligned<T>(w);
     std::vector<T> weights(k * r * c);
     for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = T(i % c + 1);
     const auto Q = tad::var<"Q">(static_cast<const T*>(sq.data()), k * r, d);
@@ -161,7 +136,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(clip_gradient_on_a_slice_clips_each_rows_summed_ad
       }
     return s;
   };
-  auto smu = stored<T>(mu), sx = stored<T>(x);
+  auto smu = unaligned<T>(mu), sx = unaligned<T>(x);
   const auto Mu = tad::var<"mu">(static_cast<const T*>(smu.data()), K, D);
   const auto X = tad::constant(static_cast<const T*>(sx.data()), N, D);
   const auto body = [&](auto m) {
@@ -205,7 +180,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(three_slices_and_a_bound_scalar, T, tad_test::real
       }
       return total;
     };
-    auto smu = stored<T>(p.mu), sq = stored<T>(p.q), sx = stored<T>(p.x), sa = stored<T>(alpha);
+    auto smu = unaligned<T>(p.mu), sq = unaligned<T>(p.q), sx = unaligned<T>(p.x), sa = unaligned<T>(alpha);
     T sv = T(s[0]);
     const auto A = tad::var<"alpha">(static_cast<const T*>(sa.data()), k);
     const auto Mu = tad::var<"mu">(static_cast<const T*>(smu.data()), p.K, p.D);
