@@ -71,6 +71,17 @@ struct torch_mlp {
   }
 };
 
+/// The timed loop of a torch model's training step; `items` per step (its batch).
+template <class Model>
+void torch_loop(benchmark::State& state, Model& t, std::int64_t items) {
+  for (auto _ : state) {
+    auto v = t.step();
+    benchmark::DoNotOptimize(v);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * items);
+}
+
 template <class T>
 void expect_close(const std::string& what, const torch::Tensor& got, const std::vector<T>& want, double tol) {
   const torch::Tensor c = got.contiguous();
@@ -103,12 +114,7 @@ void mlp_torch(benchmark::State& state) {
   bench::check_once(sizeof(T) == 8 ? "mlp double" : "mlp float", mlp_check<T>);
   mlp::data<T> d;
   torch_mlp<T> t{d};
-  for (auto _ : state) {
-    T v = t.step();
-    benchmark::DoNotOptimize(v);
-    benchmark::ClobberMemory();
-  }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(mlp::batch));
+  torch_loop(state, t, static_cast<std::int64_t>(mlp::batch));
 }
 
 /// The RNN over d's arrays: the cell `h = tanh(h W + x_t U + b)` written as a loop, as a
@@ -162,12 +168,7 @@ void rnn_torch(benchmark::State& state) {
   bench::check_once(sizeof(T) == 8 ? "rnn double" : "rnn float", rnn_check<T>);
   rnn::data<T> d;
   torch_rnn<T> t{d};
-  for (auto _ : state) {
-    T val = t.step();
-    benchmark::DoNotOptimize(val);
-    benchmark::ClobberMemory();
-  }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(rnn::batch));
+  torch_loop(state, t, static_cast<std::int64_t>(rnn::batch));
 }
 
 /// Logistic regression over pr's data (X and y without copies; w a copy that needs its grad).
@@ -207,12 +208,7 @@ void LR_torch(benchmark::State& state) {
   lr_check(n);
   lr::lr_problem pr(n);
   torch_lr t{pr};
-  for (auto _ : state) {
-    double v = t.step();
-    benchmark::DoNotOptimize(v);
-    benchmark::ClobberMemory();
-  }
-  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n * lr::features));
+  torch_loop(state, t, static_cast<std::int64_t>(n * lr::features));
 }
 
 void lr_sizes(benchmark::internal::Benchmark* b) { b->Arg(1000)->Arg(100000)->Arg(1000000); }  // as bench.logreg
