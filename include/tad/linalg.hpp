@@ -7,4 +7,5 @@
 #include <tad/eval/program.hpp>
 #include <tad/ops/linalg.hpp>
 #include <tad/ops/scan.hpp>
+#include <tad/ops/shift.hpp>
 #include <tad/tad.hpp>

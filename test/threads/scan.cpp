@@ -1,8 +1,9 @@
-// A program holding a scan (a batch of sequences through a tanh recurrent net, clipped carry)
-// shared by eight threads, each calling grad_into with its own gradient buffers, with and
-// without a workspace of its own: every thread gets the single-threaded results bit for bit.
-// And a repeated training step through a scan allocates nothing (the program's workspace holds
-// every carry and the body's buffers; Eigen's GEMMs take their packing space from it).
+// A program holding a scan (a batch of sequences through a tanh recurrent net, clipped carry;
+// an ODE chain whose step reads tad::shift of its carry) shared by eight threads, each calling
+// grad_into with its own gradient buffers, with and without a workspace of its own: every
+// thread gets the single-threaded results bit for bit. And a repeated training step through a
+// scan allocates nothing (the program's workspace holds every carry and the body's buffers;
+// Eigen's GEMMs take their packing space from it; a shift's buffers too).
 #define EIGEN_RUNTIME_NO_MALLOC
 #include <tad/linalg.hpp>
 
@@ -59,9 +60,60 @@ grads call(const P& p, const net& n, std::span<double> ws = {}) {
   return g;
 }
 
+/// y_0' = x_0, y_i' = x_i y_{i-1} (GradBench's ode), RK4 over 30 steps; the loss reads every step.
+struct chain {
+  static constexpr std::size_t n = 21, steps = 30;
+  std::vector<double> x = std::vector<double>(n), e0 = std::vector<double>(n, 0.0), y0 = std::vector<double>(n, 0.0),
+                      none;
+  chain() {
+    for (std::size_t i = 0; i < n; ++i) x[i] = 0.5 + 0.4 * std::sin(1.3 * static_cast<double>(i));
+    e0[0] = 1;
+  }
+  auto X() const { return tad::var<"x">(x); }
+  auto loss() const {
+    const auto X_ = X();
+    const double h = 0.05;
+    const auto step = [=, this](auto y, auto) {
+      const auto f = [&](const auto& v) { return X_ * (tad::shift(v) + tad::constant(e0)); };
+      auto k1 = f(y);
+      auto k2 = f(y + (h / 2) * k1);
+      auto k3 = f(y + (h / 2) * k2);
+      auto k4 = f(y + h * k3);
+      return y + (h / 6) * (k1 + 2.0 * k2 + 2.0 * k3 + k4);
+    };
+    return tad::sum(tad::square(tad::scan(step, tad::constant(y0), tad::constant(none.data(), steps, 0), tad::every_step)));
+  }
+};
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(scan_threads)
+
+BOOST_AUTO_TEST_CASE(eight_threads_share_one_program_with_a_shift) {
+  const chain c;
+  const tad::program p(c.loss());
+  std::vector<double> want(chain::n);
+  const double v = p.grad_into(tad::wrt(c.X(), want));
+  BOOST_TEST(std::isfinite(v));
+  BOOST_TEST(want[chain::n - 1] != 0.0);  // the gradient reaches the chain's end
+  std::vector<std::vector<double>> got(16, std::vector<double>(chain::n));
+  std::vector<double> values(16);
+  std::vector<std::vector<double>> own(8, std::vector<double>(p.workspace_size()));
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int rep = 0; rep < 3; ++rep) {
+        values[t] = p.grad_into(tad::wrt(c.X(), got[t]));
+        values[8 + t] = p.grad_into(own[t], tad::wrt(c.X(), got[8 + t]));
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (std::size_t t = 0; t < 16; ++t) {
+    BOOST_TEST(values[t] == v);
+    BOOST_TEST(got[t] == want);
+  }
+}
 
 BOOST_AUTO_TEST_CASE(eight_threads_share_one_program_with_a_scan) {
   const net n;
@@ -98,6 +150,17 @@ BOOST_AUTO_TEST_CASE(a_repeated_step_through_a_scan_allocates_nothing) {
   double sum = 0;
   for (int rep = 0; rep < 5; ++rep) sum += p.grad_into(tad::wrt(n.W(), g.w), tad::wrt(n.U(), g.u), tad::wrt(n.B(), g.b));
   Eigen::internal::set_is_malloc_allowed(true);
+  BOOST_TEST(tad_test::alloc_counter::stop() == 0);
+  BOOST_TEST(std::isfinite(sum));
+}
+
+BOOST_AUTO_TEST_CASE(a_repeated_step_through_a_shift_allocates_nothing) {
+  const chain c;
+  const tad::program p(c.loss());
+  std::vector<double> g(chain::n);
+  double sum = p.grad_into(tad::wrt(c.X(), g));
+  tad_test::alloc_counter::start();
+  for (int rep = 0; rep < 5; ++rep) sum += p.grad_into(tad::wrt(c.X(), g)) + p.value();
   BOOST_TEST(tad_test::alloc_counter::stop() == 0);
   BOOST_TEST(std::isfinite(sum));
 }

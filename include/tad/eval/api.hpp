@@ -259,6 +259,20 @@ value_type_t<E> run_gradient(const E& e, const Ext& ext, const wrt_target<X, T2>
   std::array<std::size_t, sizeof...(X) + 1> sizes{targets.size..., 0};
   return engine<E, T, wrt_list<X...>>(e, outs.data(), sizes.data(), ext).run();
 }
+/// adding_wrt_list of X... that adds the first NAdd gradients.
+template <std::size_t NAdd, std::size_t... K>
+auto adding_flags(std::index_sequence<K...>) -> std::integer_sequence<bool, (K < NAdd)...>;
+template <std::size_t NAdd, class... X>
+using adding_first_t = adding_wrt_list<decltype(adding_flags<NAdd>(std::index_sequence_for<X...>{})), X...>;
+/// The same, adding the gradients whose flag in Adds is true to their buffers (W: the
+/// adding_wrt_list of X..., whose plan must be able to: plan::can_add).
+template <class W, class E, class Ext, class... X, class... T2>
+value_type_t<E> run_gradient_with(const E& e, const Ext& ext, const wrt_target<X, T2>&... targets) {
+  using T = value_type_t<E>;
+  std::array<T*, sizeof...(X) + 1> outs{targets.data..., nullptr};
+  std::array<std::size_t, sizeof...(X) + 1> sizes{targets.size..., 0};
+  return engine<E, T, W>(e, outs.data(), sizes.data(), ext).run();
+}
 }  // namespace detail
 
 /// Value of e; the gradients go into the caller's buffers given as `wrt(x, buffer)`. Allocates

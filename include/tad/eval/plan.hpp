@@ -335,7 +335,8 @@ struct plan {
   ///   4. zero_fill: the loop zeroes it, then every writer adds (a row vector, or several
   ///      sweeps of one row).
   /// No pass writes it: none (store_gradients fills it with zeros).
-  enum class first_write { none, stash, point_store, store, zero_fill };
+  ///   5. add (adding_wrt_list): every write adds to what the buffer holds (no fill either).
+  enum class first_write { none, stash, point_store, store, zero_fill, add };
   struct write_plan {
     first_write how = first_write::none;
     int depth = -1;            // the backward pass of the first write
@@ -346,6 +347,7 @@ struct plan {
     const int d = first_touch(k);
     if (d < 0) return {};
     const std::size_t n = first_touch_nest(k);
+    if (W::adds(k)) return {first_write::add, d, n, 0};  // (can_add: no stash, no scaled pass)
     if (stashed(k)) return {first_write::stash, d, n, 0};
     for (std::size_t s = 0; s < reductions; ++s)
       if (point_stores(s, k)) return {first_write::point_store, d, n, s};
@@ -357,6 +359,13 @@ struct plan {
     std::array<write_plan, W::size> r{};
     for (std::size_t k = 0; k < W::size; ++k) r[k] = write_plan_of(k);
     return r;
+  }();
+  /// Can every gradient that W adds be added (no axis point keeps its terms in that buffer, no
+  /// scaled pass multiplies it after its loop wrote it)?
+  static constexpr bool can_add = [] {
+    for (std::size_t k = 0; k < W::size; ++k)
+      if (W::adds(k) && (stashed(k) || scaled)) return false;
+    return true;
   }();
   /// Does the loop over nest n of the backward pass at depth d store the k-th variable's
   /// gradient (its first write of every element, by its own code) rather than add to it?

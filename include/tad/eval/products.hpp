@@ -58,10 +58,11 @@ inline constexpr bool is_stage_node_v =
     is_stage_let<std::remove_cvref_t<E>>();
 
 /// Is E a staged let that computes nothing of its own: its body is a stage (a let of a product),
-/// whose buffers it shares?
+/// whose buffers it shares? (A shift computes its own: its argument one element on.)
 template <class E>
 constexpr bool is_forwarding_let() {
-  if constexpr (is_stage_let<E>()) return is_stage_node_v<std::remove_cvref_t<decltype(std::declval<const E&>().arg)>>;
+  if constexpr (is_stage_let<E>() && !is_shift_node_v<E>)
+    return is_stage_node_v<std::remove_cvref_t<decltype(std::declval<const E&>().arg)>>;
   else return false;
 }
 
@@ -105,6 +106,8 @@ struct product_results {
   std::array<std::size_t, NP> offset{};
   std::array<std::size_t, NP> rows{};
   std::array<std::size_t, NP> cols{};
+  /// Will a backward follow this forward? (No: a loop's forward keeps nothing for it.)
+  bool backward = true;
 };
 
 /// The leaf standing for product K (rank R) of element type T.

@@ -32,6 +32,9 @@ template <class... X>
 struct wrt_list {
   using types = std::tuple<X...>;
   static constexpr std::size_t size = sizeof...(X);
+  /// Does the engine add the k-th gradient to what its buffer holds (adding_wrt_list), rather
+  /// than write it?
+  static constexpr bool adds(std::size_t) noexcept { return false; }
   template <class E>
   static constexpr bool reached = reaches_any_v<E, X...>;
   template <fixed_string Name>
@@ -48,6 +51,21 @@ struct wrt_list {
     ((reaches<E, X::name, false>::value ? m.set(k) : void(), ++k), ...);
     return m;
   }();
+};
+
+/// The same, where the k-th gradient is added to its buffer when the k-th of Adds is true: a
+/// program's vector-Jacobian products inside its loops add into the sums they contribute to
+/// (eval/program/backward.hpp), with no scratch buffer and no second pass. The engine can
+/// only when no pass stores into or scales such a buffer on its own (plan::can_add).
+template <class Adds, class... X>
+struct adding_wrt_list;
+template <bool... A, class... X>
+struct adding_wrt_list<std::integer_sequence<bool, A...>, X...> : wrt_list<X...> {
+  static_assert(sizeof...(A) == sizeof...(X));
+  static constexpr bool adds(std::size_t k) noexcept {
+    constexpr bool a[sizeof...(A) + 1] = {A..., false};
+    return a[k];
+  }
 };
 
 /// Is every backward rule in E linear in the adjoint? An op whose rule is not (clip_gradient)

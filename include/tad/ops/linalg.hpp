@@ -57,6 +57,12 @@ inline constexpr bool is_stage_op_node_v = false;
 template <class Op, class B>
   requires requires { Op::is_stage; }
 inline constexpr bool is_stage_op_node_v<node<Op, B>> = true;
+/// Is E a shift (ops/shift.hpp: a stage whose value is its argument's one element on)?
+template <class E>
+inline constexpr bool is_shift_node_v = false;
+template <class Op, class B>
+  requires requires { Op::is_shift; }
+inline constexpr bool is_shift_node_v<node<Op, B>> = true;
 
 /// Is E a scan (ops/scan.hpp: a loop over time, which a program materializes)?
 template <class E>

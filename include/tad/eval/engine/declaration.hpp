@@ -139,9 +139,11 @@ class engine {
   TAD_INLINE constexpr void store_gradients() {
     static_for<NV>([&](auto k) {
       if constexpr (is_array_k<k.value>()) {
-        if constexpr (P::writes[k.value].how == P::first_write::none) {
+        if constexpr (P::writes[k.value].how == P::first_write::none && !W::adds(k.value)) {
           for (std::size_t i = 0; i < sizes_[k.value]; ++i) outs_[k.value][i] = T(0);
         }
+      } else if constexpr (W::adds(k.value)) {
+        *outs_[k.value] += scalar_grad_[k.value];
       } else {
         *outs_[k.value] = scalar_grad_[k.value];
       }

@@ -210,8 +210,33 @@ template <class I, class L, class S, class... X, class... T2>
 void program<E>::seeded_backward_with(const L& lowered, const results& r, std::size_t base, const S& seeded_of,
                                       const std::array<T*, sizeof...(X)>& scratch,
                                       const wrt_target<X, T2>&... t) const {
-  // (The index of each target by an index sequence: the order in which function arguments
-  // are evaluated is unspecified.)
+  const auto canon = detail::canonical(lowered);
+  const auto seeded = seeded_of(canon);
+  using Seeded = std::remove_cvref_t<decltype(seeded)>;
+  // The vector-Jacobian product adds the targets' gradients into their sums (their buffers
+  // hold them) where its plan can (plan::can_add; eval/slots.hpp adding_wrt_list): no scratch,
+  // no second pass. The stages' adjoints it writes (it is their only writer).
+  const auto direct = std::tuple_cat([&](const auto& target) {
+    using X0 = std::remove_cvref_t<decltype(target.var)>;
+    if constexpr (detail::reaches<L, X0::name>::value) return std::tuple{target};
+    else return std::tuple<>{};
+  }(t)...);
+  using All = decltype(std::tuple_cat(direct, inner_product_targets<L, I, true, X...>(r, base)));
+  constexpr std::size_t nadd = std::tuple_size_v<std::remove_cvref_t<decltype(direct)>>;
+  using W = typename decltype([]<class... V>(std::type_identity<std::tuple<V...>>) {
+    return std::type_identity<
+        detail::adding_first_t<nadd, std::remove_cvref_t<decltype(detail::canonical_target<L>(std::declval<const V&>()).var)>...>>{};
+  }(std::type_identity<All>{}))::type;
+  if constexpr (detail::plan<Seeded, W>::can_add) {
+    std::apply(
+        [&](const auto&... w) {
+          (void)detail::run_gradient_with<W>(seeded, detail::bind_extents(seeded), detail::canonical_target<L>(w)...);
+        },
+        std::tuple_cat(direct, inner_product_targets<L, I, true, X...>(r, base)));
+    return;
+  }
+  // Else: into scratch, then added. (The index of each target by an index sequence: the
+  // order in which function arguments are evaluated is unspecified.)
   const auto wrt_scratch = [&]<std::size_t at, class V>(const V& target) {
     using X0 = std::remove_cvref_t<decltype(target.var)>;
     if constexpr (detail::reaches<L, X0::name>::value) {
@@ -227,8 +252,6 @@ void program<E>::seeded_backward_with(const L& lowered, const results& r, std::s
   // The vector-Jacobian product: the gradient of sum(seed * lowered), unchecked (the
   // program sized and owns every buffer here), with canonical variable names: one engine
   // for every operand expression of this form (eval/canonical.hpp).
-  const auto canon = detail::canonical(lowered);
-  const auto seeded = seeded_of(canon);
   std::apply([&](const auto&... w) {
                (void)detail::run_gradient(seeded, detail::bind_extents(seeded), detail::canonical_target<L>(w)...);
              },
@@ -277,7 +300,20 @@ void program<E>::backward(const N& n, const results& r, std::size_t base, const 
   } else if constexpr (detail::is_map_node_v<N>) {
     if constexpr (live) map_backward(n, r, base, scratch, t...);
   } else if constexpr (!detail::is_leaf_v<N>) {
-    if constexpr (detail::is_stage_let<N>() && !detail::is_forwarding_let<N>() && live) {
+    if constexpr (detail::is_shift_node_v<N> && live) {
+      // A shift: its argument's adjoint is its own summed adjoint one element on (the last
+      // element of its argument reaches nothing: the zero after the adjoint).
+      const std::size_t k = base + detail::count_products<N>() - 1, count = r.rows[k] * r.cols[k];
+      const std::size_t dy = layout_[k].dy;
+      r.ws[dy + count] = T(0);
+      using B = std::remove_cvref_t<decltype(n.arg)>;
+      if constexpr (detail::is_stage_node_v<B>) {
+        // Its argument is a stage, of whose adjoint it is the only writer.
+        std::copy_n(r.ws + dy + 1, count, r.ws + layout_[k - 1].dy);
+      } else {
+        seeded_backward<B>(detail::lower<0>(n.arg, r, base), r, base, dy + 1, count, scratch, t...);
+      }
+    } else if constexpr (detail::is_stage_let<N>() && !detail::is_forwarding_let<N>() && live) {
       // A staged let: its body's backward, seeded with its summed adjoint.
       const std::size_t k = base + detail::count_products<N>() - 1;
       seeded_backward<decltype(n.arg)>(detail::lower<0>(n.arg, r, base), r, base, layout_[k].dy, r.rows[k] * r.cols[k],

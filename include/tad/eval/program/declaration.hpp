@@ -44,6 +44,8 @@ struct no_seed {};
 /// elements in all, kept at `store + slot * size` (eval/program/scan.hpp).
 struct saved_values {
   std::size_t begin = 0, end = 0, size = 0, store = 0;
+  std::size_t first = 0, last = 0;  // the body's stages: first .. last - 1
+  std::size_t copied = 0;           // where in a slot the copied buffers start (the values before)
 };
 /// A scan's buffers in the workspace (offsets) and its shapes (eval/program/scan.hpp).
 struct scan_layout {
@@ -244,8 +246,19 @@ class program {
   /// The first stage an alias may share with: 0, or a scan body's first while it is planned
   /// (a let in a body is one node per step, not one with a let outside it).
   std::size_t alias_floor_ = 0;
-  /// The loops' bodies' forward values: (offset, count) of each buffer (detail::saved_values).
+  /// The loops' bodies' forward values. A stage's value is computed in its step's slot (its
+  /// offset there: slot_at_[k]; none: not relocated), where the backward reads it; the
+  /// products' operand copies are copied there and back: (offset, count) of each such buffer
+  /// (detail::saved_values).
   std::vector<std::array<std::size_t, 2>> saved_;
+  std::array<std::size_t, stages> slot_at_ = filled<stages>(layout::none);
+  std::array<bool, stages> shift_{};  // a shift (ops/shift.hpp): its value buffer holds one more element
+  template <std::size_t K>
+  static constexpr std::array<std::size_t, K> filled(std::size_t v) {
+    std::array<std::size_t, K> a{};
+    a.fill(v);
+    return a;
+  }
   template <class N>
   static constexpr char type_tag = 0;
   using top_t = std::remove_cvref_t<decltype(detail::lower<0>(std::declval<const E&>(), std::declval<const results&>()))>;
@@ -404,6 +417,7 @@ class program {
   detail::saved_values plan_saved(std::size_t first, std::size_t last, std::size_t slots, std::size_t& size);
   void save(const detail::saved_values& v, T* ws, std::size_t slot) const;
   void restore(const detail::saved_values& v, T* ws, std::size_t slot) const;
+  results at_slot(const results& r, const detail::saved_values& v, std::size_t slot) const;
   template <class N>
   void plan_map(const N& n, std::size_t& size, std::size_t base);
   template <class N>
@@ -444,7 +458,7 @@ class program {
     const std::size_t k = base + detail::count_products<N>() - 1;
     const auto lowered = detail::lower<0>(n.arg, shapes_, base);
     using L = std::remove_cvref_t<decltype(lowered)>;
-    if constexpr (detail::is_leaf_v<L>) {
+    if constexpr (detail::is_leaf_v<L> && detail::is_stage_node_v<B>) {
       shapes_.rows[k] = shapes_.rows[k - 1], shapes_.cols[k] = shapes_.cols[k - 1];
     } else if constexpr (detail::props<N>::rank == 2) {
       (void)detail::bind_extents(lowered);  // throws for arguments of different shapes
@@ -454,7 +468,13 @@ class program {
       shapes_.rows[k] = detail::top_length<L>(detail::bind_extents(lowered)), shapes_.cols[k] = 1;
     }
     const std::size_t count = shapes_.rows[k] * shapes_.cols[k];
-    if constexpr (detail::is_stage_node_v<B>) {
+    if constexpr (detail::is_shift_node_v<N>) {
+      // A shift: a zero, then its argument (the result views the first `count`); its adjoint,
+      // then a zero (its argument's adjoint is read from the second element on).
+      shift_[k] = true;
+      shapes_.offset[k] = size, size += count + 1;
+      layout_[k].dy = size, size += count + 1;
+    } else if constexpr (detail::is_stage_node_v<B>) {
       // The let of a product (or of another stage): its buffers, of which the let is the only user.
       shapes_.offset[k] = shapes_.offset[k - 1];
       layout_[k].dy = layout_[k - 1].dy;
@@ -469,6 +489,8 @@ class program {
     const auto same = [&](std::size_t j) {
       if constexpr (detail::is_let_node_v<N>) {
         return true;
+      } else if constexpr (detail::is_shift_node_v<N>) {
+        return detail::same_computation(*static_cast<const N*>(node_[j]), n);  // (no id: linear, any copy may share)
       } else {
         // One build (a composite's two reads), or two builds of one computation on the same
         // data (two copies of one expression: one node, as a let's copies are). Stages built in
@@ -520,7 +542,13 @@ class program {
       [&]<std::size_t... K>(std::index_sequence<K...>) {
         (forward(detail::child<K>(n), r, base + detail::child_offset<N, K, 0>()), ...);
       }(std::make_index_sequence<N::arity>{});
-      if constexpr (detail::is_stage_let<N>() && !detail::is_forwarding_let<N>()) {
+      if constexpr (detail::is_shift_node_v<N>) {
+        // A shift: a zero, then its argument, its stages computed.
+        const std::size_t k = base + detail::count_products<N>() - 1, count = r.rows[k] * r.cols[k];
+        r.ws[r.offset[k]] = T(0);
+        tad::evaluate(detail::canonical(detail::lower<0>(n.arg, r, base)),
+                      detail::ws_span(r.ws, r.offset[k] + 1, count));
+      } else if constexpr (detail::is_stage_let<N>() && !detail::is_forwarding_let<N>()) {
         // A staged let: its body, its stages computed, into its buffer.
         const std::size_t k = base + detail::count_products<N>() - 1;
         tad::evaluate(detail::canonical(detail::lower<0>(n.arg, r, base)),
@@ -568,7 +596,8 @@ class program {
   T value_with(std::span<T> ws) const {
     static_assert(!is_array_v<E>, "tad::program::value(): the expression is array-valued; use evaluate(out)");
     check_workspace(ws);
-    const results r = bind(ws);
+    results r = bind(ws);
+    r.backward = false;  // (a value only: no loop keeps its forward values)
     forward(e_, r, 0);
     return tad::value(detail::lower<0>(e_, r));
   }
@@ -576,7 +605,8 @@ class program {
   template <class Out>
   void evaluate_with(std::span<T> ws, Out&& out) const {
     check_workspace(ws);
-    const results r = bind(ws);
+    results r = bind(ws);
+    r.backward = false;  // (a value only: no loop keeps its forward values)
     forward(e_, r, 0);
     const auto top = detail::lower<0>(e_, r);
     if constexpr (detail::is_leaf_v<std::remove_cvref_t<decltype(top)>>) {

@@ -126,18 +126,25 @@ void program<E>::evaluate_into(const L& l, T* out, std::size_t count) {
 template <class E>
 detail::saved_values program<E>::plan_saved(std::size_t first, std::size_t last, std::size_t slots,
                                             std::size_t& size) {
-  detail::saved_values v{saved_.size(), saved_.size(), 0, 0};
-  const auto keep = [&](std::size_t offset, std::size_t count) {
-    if (count == 0 || offset == layout::none) return;
-    saved_.push_back({offset, count});
-    v.size += count;
-  };
+  detail::saved_values v{saved_.size(), saved_.size(), 0, 0, first, last};
+  // The stages' values: a place in the slot each (an alias, or a let that forwards a product,
+  // shares the place of the buffer it shares).
+  for (std::size_t q = first; q < last; ++q) {
+    const std::size_t count = shapes_.rows[q] * shapes_.cols[q] + (shift_[q] ? 1 : 0);
+    if (skip_[q] && alias_[q] == q) continue;  // inside an alias: never read
+    for (std::size_t j = first; j < q && slot_at_[q] == layout::none; ++j)
+      if (slot_at_[j] != layout::none && shapes_.offset[j] == shapes_.offset[q]) slot_at_[q] = slot_at_[j];
+    if (slot_at_[q] == layout::none && count != 0) slot_at_[q] = v.size, v.size += count;
+  }
+  v.copied = v.size;
   for (std::size_t q = first; q < last; ++q) {
     if (skip_[q]) continue;  // an alias: its original's buffers
     const layout& p = layout_[q];
-    keep(shapes_.offset[q], shapes_.rows[q] * shapes_.cols[q]);
-    keep(p.a, p.a_rows * p.a_cols);
-    keep(p.b, p.b_rows * p.b_cols);
+    for (const auto& [offset, count] : {std::array{p.a, p.a_rows * p.a_cols}, std::array{p.b, p.b_rows * p.b_cols}}) {
+      if (count == 0 || offset == layout::none) continue;
+      saved_.push_back({offset, count});
+      v.size += count;
+    }
   }
   v.end = saved_.size();
   if (v.size != 0 && slots > std::numeric_limits<std::size_t>::max() / 4 / v.size)
@@ -147,16 +154,28 @@ detail::saved_values program<E>::plan_saved(std::size_t first, std::size_t last,
   return v;
 }
 
-/// Copies a body's forward values into slot `slot` (save) or back (restore).
+/// Copies the products' operand copies of a body into slot `slot` (save) or back (restore),
+/// after the values the slot holds in place (at_slot).
 template <class E>
 void program<E>::save(const detail::saved_values& v, T* ws, std::size_t slot) const {
-  T* to = ws + v.store + slot * v.size;
+  T* to = ws + v.store + slot * v.size + v.copied;
   for (std::size_t j = v.begin; j < v.end; ++j) to = std::copy_n(ws + saved_[j][0], saved_[j][1], to);
 }
 template <class E>
 void program<E>::restore(const detail::saved_values& v, T* ws, std::size_t slot) const {
-  const T* from = ws + v.store + slot * v.size;
-  for (std::size_t j = v.begin; j < v.end; ++j, from += saved_[j - 1][1]) std::copy_n(from, saved_[j][1], ws + saved_[j][0]);
+  const T* from = ws + v.store + slot * v.size + v.copied;
+  for (std::size_t j = v.begin; j < v.end; from += saved_[j][1], ++j) std::copy_n(from, saved_[j][1], ws + saved_[j][0]);
+}
+
+/// r with the body's stages' values in slot `slot` (their forward computes them there; their
+/// backward reads them there): no copy of a value per step.
+template <class E>
+auto program<E>::at_slot(const results& r, const detail::saved_values& v, std::size_t slot) const -> results {
+  results s = r;
+  const std::size_t at = v.store + slot * v.size;
+  for (std::size_t q = v.first; q < v.last; ++q)
+    if (slot_at_[q] != layout::none) s.offset[q] = at + slot_at_[q];
+  return s;
 }
 
 /// Plans scan n (stage k): h0's and xs's stages, the shapes (T from xs's rows), the body's
@@ -287,8 +306,11 @@ void program<E>::scan_steps(const N& n, const results& r, std::size_t base, cons
   for (std::size_t i = 0; i < count; ++i) {
     const T* carry = i == 0 ? from : into + (i - 1) * s.carry;
     const auto body = detail::rebind_scan(n.c, detail::scan_bound<parts>(s, carry, xs + (start + i) * s.input));
-    forward(body, r, base + boff);
-    const auto lowered = detail::lower<0>(body, r, base + boff);
+    const std::size_t slot = s.block != 0 ? i : start + i;  // (a block's steps: its slots)
+    // For the backward, the body's values in this step's slot; a value only: in place.
+    const results rs = r.backward ? at_slot(r, s.saved, slot) : r;
+    forward(body, rs, base + boff);
+    const auto lowered = detail::lower<0>(body, rs, base + boff);
     T* next = into + i * s.carry;
     detail::static_for<parts>([&](auto jc) {
       constexpr std::size_t j = jc.value;
@@ -297,7 +319,7 @@ void program<E>::scan_steps(const N& n, const results& r, std::size_t base, cons
     // With every_step, a tuple's first arrays side by side: the scan's value.
     if constexpr (parts > 1 && N::op_type::result == scan_result::every)
       std::copy_n(next, s.first, r.ws + s.values + (start + i) * s.first);
-    save(s.saved, r.ws, s.block != 0 ? i : start + i);  // for the backward (a block's: its slots)
+    if (r.backward) save(s.saved, r.ws, slot);  // the products' operand copies
   }
 }
 
@@ -371,9 +393,10 @@ void program<E>::scan_body_backward(const N& n, const results& r, std::size_t ba
   constexpr std::size_t boff = detail::child_offset<N, 2, 0>();
   const detail::scan_layout& s = scans_[base + detail::count_products<N>() - 1];
   const auto body = detail::rebind_scan(n.c, detail::scan_bound<detail::carry_count<Body>()>(s, carry, input));
-  restore(s.saved, r.ws, slot);  // the body's stages' values at this step
-  carry_backward<Body>(detail::lower<0>(body, r, base + boff), r, base + boff, s, seed, scratch, t...);
-  backward<Body, true>(body, r, base + boff, scratch, t...);
+  restore(s.saved, r.ws, slot);  // the products' operand copies at this step
+  const results rs = at_slot(r, s.saved, slot);  // the body's stages' values at this step
+  carry_backward<Body>(detail::lower<0>(body, rs, base + boff), rs, base + boff, s, seed, scratch, t...);
+  backward<Body, true>(body, rs, base + boff, scratch, t...);
 }
 
 /// Scan n's backward, its adjoint (the last carry's, or every carry's; of a tuple, its first
@@ -561,9 +584,10 @@ void program<E>::map_forward(const N& n, const results& r, std::size_t base) con
   T* out = r.ws + r.offset[k];
   for (std::size_t q = 0; q < m.count; ++q) {
     const auto body = detail::rebind_scan(detail::child<inputs>(n), map_bound(n, r, base, q));
-    forward(body, r, base + boff);
-    evaluate_into(detail::lower<0>(body, r, base + boff), out + q * m.out, m.out);
-    save(m.saved, r.ws, q);
+    const results rs = r.backward ? at_slot(r, m.saved, q) : r;  // (as a scan's step)
+    forward(body, rs, base + boff);
+    evaluate_into(detail::lower<0>(body, rs, base + boff), out + q * m.out, m.out);
+    if (r.backward) save(m.saved, r.ws, q);
   }
 }
 
@@ -615,10 +639,11 @@ void program<E>::map_backward(const N& n, const results& r, std::size_t base,
     }(std::make_index_sequence<inputs>{});
     std::apply(
         [&](const auto&... p) {
-          restore(m.saved, r.ws, q);  // the body's stages' values for this k
-          seeded_backward<Body>(detail::lower<0>(body, r, base + boff), r, base + boff, layout_[k].dy + q * m.out,
+          restore(m.saved, r.ws, q);  // the products' operand copies for this k
+          const results rs = at_slot(r, m.saved, q);  // the body's stages' values for this k
+          seeded_backward<Body>(detail::lower<0>(body, rs, base + boff), rs, base + boff, layout_[k].dy + q * m.out,
                                 m.out, sc, t..., p...);
-          backward<Body, true>(body, r, base + boff, sc, t..., p...);
+          backward<Body, true>(body, rs, base + boff, sc, t..., p...);
         },
         targets);
   }
