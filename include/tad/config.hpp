@@ -9,6 +9,13 @@
 #ifndef TAD_UNROLL
 #define TAD_UNROLL 2
 #endif
+/// Expressions of more leaves than this run one batch per loop iteration: their unrolled
+/// values and adjoints no longer fit in the vector registers, and the spills cost more than
+/// the second accumulator gains (an RK4 step's vector-Jacobian product, 17 leaves: 2.2x
+/// faster at one batch; decisions.md 67).
+#ifndef TAD_UNROLL_MAX_LEAVES
+#define TAD_UNROLL_MAX_LEAVES 16
+#endif
 
 /// The most bytes of one block of rows of an axis point's argument (SIMD-width rows) that a
 /// backward pass sweeps as a block (engine::point_loop): a block is swept forward, then

@@ -49,7 +49,7 @@ class engine {
     for (std::size_t n = 0; n < NC; ++n) if (extents<E>::t.nest_rows[n]) return true;
     return false;
   }();
-  static constexpr std::size_t U = TAD_UNROLL;
+  static constexpr std::size_t U = leaf_count<E>() > TAD_UNROLL_MAX_LEAVES ? 1 : TAD_UNROLL;
   /// Does the engine evaluate a frozen copy of e (see freeze)? With reductions, columns, or a
   /// leaf reading the caller's lvalue (`value(X * constant_ref(k))`: the store loop reads the
   /// frozen value).
