@@ -232,4 +232,88 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(ode_in_a_scan, T, tad_test::reals) {
     for (std::size_t s : {0u, 1u, 3u}) check_ode<T>(n, s);
 }
 
+// Checkpointed (every k-th carry kept, each block's steps recomputed in the backward), the
+// ode's gradient is the stored run's bit for bit; through grad_into with a workspace full of
+// NaN and a gradient buffer full of garbage, which every call must overwrite.
+BOOST_AUTO_TEST_CASE(ode_checkpointed_equals_stored_with_stale_buffers) {
+  const std::size_t n = 13, s = 11;
+  std::vector<double> x(n), e0(n, 0.0), last(n, 0.0), y0(n, 0.0), none;
+  tad_test::fill_uniform(x, 0, 1, 5);
+  e0[0] = 1, last[n - 1] = 1;
+  const auto X = tad::var<"x">(x);
+  const auto run = [&](tad::scan_options o) {
+    const tad::program prog(
+        tad::sum(tad::scan(rk4<double>(X, e0, 0.2), tad::constant(y0), tad::constant(none.data(), s, 0), o) *
+                 tad::constant(last)));
+    std::vector<double> ws(prog.workspace_size(), std::nan("")), g(n, 7.0);
+    const double v = prog.grad_into(ws, tad::wrt(X, g));
+    std::vector<double> g2(n, -3.0);
+    BOOST_TEST(prog.grad_into(ws, tad::wrt(X, g2)) == v);  // the same workspace again
+    BOOST_TEST(g2 == g);
+    g.push_back(v);
+    return g;
+  };
+  const auto stored = run({});
+  ode p{x, s};
+  const auto cd = differences(p.x, [&] { return p.last(); });
+  expect_all_close(std::vector<double>(stored.begin(), stored.end() - 1), cd, 1e-7, "stored dx");
+  for (std::size_t k : {std::size_t{1}, std::size_t{2}, std::size_t{4}, std::size_t{11}, tad::scan_options::sqrt_steps})
+    BOOST_TEST(run(tad::scan_options{.checkpoint = k}) == stored, "checkpoint " << k);
+}
+
+// A let and a shift that are both in a loop's body and after the loop: the uses inside are a
+// value per step, so the one after the loop is a node of its own (it once shared the body's
+// planned buffer, which a gradient call no longer writes, and the program built with a shift
+// there crashed). Against central differences, T = 0, 1, 3, with stale buffers; and in a map.
+BOOST_AUTO_TEST_CASE(stages_in_a_body_and_after_the_loop) {
+  const std::size_t n = 3;
+  std::vector<double> w{0.3, -0.2, 0.5, 0.1, 0.4, -0.3, 0.2, 0.2, -0.1}, c{0.7, -0.4, 0.25}, h0{0.1, -0.2, 0.3},
+      none;
+  const auto W = tad::var<"W">(w.data(), n, n);
+  const auto C = tad::var<"c">(c);
+  for (std::size_t steps : {0u, 1u, 3u}) {
+    // sum(h_T) + sum(W c) + sum(shift(c) * h_T), h_{t+1} = tanh(h_t) + W c + shift(c).
+    const auto loss = [&] {
+      std::vector<double> a(n, 0.0), h = h0;
+      const auto sc = shifted(c);
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < n; ++j) a[i] += w[i * n + j] * c[j];
+      for (std::size_t t = 0; t < steps; ++t)
+        for (std::size_t i = 0; i < n; ++i) h[i] = std::tanh(h[i]) + a[i] + sc[i];
+      double l = 0;
+      for (std::size_t i = 0; i < n; ++i) l += h[i] + a[i] + sc[i] * h[i];
+      return l;
+    };
+    const auto wc = tad::let<"wc">(tad::matmul(W, C));
+    const auto hs = tad::scan([&](auto h, auto) { return tad::tanh(h) + wc + tad::shift(C); }, tad::constant(h0),
+                              tad::constant(none.data(), steps, 0));
+    const tad::program prog(tad::sum(hs) + tad::sum(wc) + tad::sum(tad::shift(C) * hs));
+    std::vector<double> ws(prog.workspace_size(), std::nan("")), gw(n * n, 7.0), gc(n, 7.0);
+    const double v = prog.grad_into(ws, tad::wrt(W, gw), tad::wrt(C, gc));
+    const std::string what = "T " + std::to_string(steps);
+    BOOST_TEST(tad_test::close(v, loss(), 1e-12), what << ": value " << v << ", expected " << loss());
+    BOOST_TEST(tad_test::close(prog.value(), loss(), 1e-12), what << ": value()");
+    expect_all_close(gw, differences(w, loss), 1e-7, what + " dW");
+    expect_all_close(gc, differences(c, loss), 1e-7, what + " dc");
+  }
+  // A map's body and after the map: sum_k (shift(c) . m_k) + sum(shift(c)), m_k row k of M.
+  std::vector<double> m{0.5, -0.25, 1.5, 2.0, 0.75, -1.0};
+  const auto M = tad::var<"M">(m.data(), 2, n);
+  const auto loss = [&] {
+    const auto sc = shifted(c);
+    double l = 0;
+    for (std::size_t k = 0; k < 2; ++k)
+      for (std::size_t i = 0; i < n; ++i) l += sc[i] * m[k * n + i] * m[k * n + i];
+    for (double e : sc) l += e;
+    return l;
+  };
+  const auto rows = tad::map(2, [&](auto mk) { return tad::shift(C) * tad::square(mk); }, tad::each_row(M));
+  const tad::program prog(tad::sum(rows) + tad::sum(tad::shift(C)));
+  std::vector<double> ws(prog.workspace_size(), std::nan("")), gm(2 * n, 7.0), gc(n, 7.0);
+  const double v = prog.grad_into(ws, tad::wrt(M, gm), tad::wrt(C, gc));
+  BOOST_TEST(tad_test::close(v, loss(), 1e-12), "map: value " << v << ", expected " << loss());
+  expect_all_close(gm, differences(m, loss), 1e-7, "map dM");
+  expect_all_close(gc, differences(c, loss), 1e-7, "map dc");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

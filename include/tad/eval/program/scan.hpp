@@ -229,7 +229,8 @@ void program<E>::plan_scan(const N& n, std::size_t& size, std::size_t base) {
   const std::size_t floor = std::exchange(alias_floor_, base + boff);
   plan<Body, false>(body, size, base + boff);
   alias_floor_ = floor;
-  for (std::size_t q = base + boff; q < k; ++q) node_[q] = nullptr;  // (body is a local)
+  // No stage after the loop shares one of its body's (a value per step, and body is a local).
+  for (std::size_t q = base + boff; q < k; ++q) node_[q] = nullptr, tag_[q] = nullptr;
   detail::static_for<parts>([&](auto jc) {
     constexpr std::size_t j = jc.value;
     constexpr int r = detail::props<detail::carry_part_t<j, Body>>::rank;
@@ -551,7 +552,8 @@ void program<E>::plan_map(const N& n, std::size_t& size, std::size_t base) {
   const std::size_t floor = std::exchange(alias_floor_, base + boff);
   plan<Body, false>(body, size, base + boff);
   alias_floor_ = floor;
-  for (std::size_t q = base + boff; q < k; ++q) node_[q] = nullptr;  // (body is a local)
+  // No stage after the loop shares one of its body's (a value per step, and body is a local).
+  for (std::size_t q = base + boff; q < k; ++q) node_[q] = nullptr, tag_[q] = nullptr;
   constexpr int rank = detail::props<Body>::rank;
   const auto y = value_shape<rank>(detail::lower<0>(body, shapes_, base + boff));
   m.out = y[0] * y[1];
