@@ -142,6 +142,12 @@ inline std::vector<double> differences(rnn& p, std::vector<double>& v) {
   return differences(v, [&] { return p.loss(); });
 }
 
+/// The tolerance of a result computed in T against central differences in double.
+template <class T>
+constexpr double tol() {
+  return std::is_same_v<T, float> ? 2e-3 : 1e-7;
+}
+
 inline void expect_all_close(const std::vector<double>& got, const std::vector<double>& want, double tol,
                              const std::string& what) {
   BOOST_TEST(got.size() == want.size(), what << ": length " << got.size() << ", expected " << want.size());

@@ -18,14 +18,10 @@ using tad_test::buffer;
 using tad_test::scan::differences;
 using tad_test::scan::doubles;
 using tad_test::scan::expect_all_close;
+using tad_test::scan::tol;
 using tad_test::scan::unaligned;
 
 namespace {
-
-template <class T>
-constexpr double tol() {
-  return std::is_same_v<T, float> ? 2e-3 : 1e-7;
-}
 
 struct mixture {
   std::size_t K, D, N;
