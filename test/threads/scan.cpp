@@ -3,7 +3,8 @@
 // grad_into with its own gradient buffers, with and without a workspace of its own: every
 // thread gets the single-threaded results bit for bit. And a repeated training step through a
 // scan allocates nothing (the program's workspace holds every carry and the body's buffers;
-// Eigen's GEMMs take their packing space from it; a shift's buffers too).
+// Eigen's GEMMs take their packing space from it; a shift's buffers too). The same for a step
+// through a custom gradient with several outputs.
 #define EIGEN_RUNTIME_NO_MALLOC
 #include <tad/linalg.hpp>
 
@@ -14,6 +15,7 @@
 #include <cstddef>
 #include <span>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <support/tsan.hpp>
@@ -85,9 +87,65 @@ struct chain {
   }
 };
 
+/// A step through a custom gradient with two outputs (one rule for both, clipping their
+/// adjoints by norm): h_{t+1} = tanh(u) + 0.5 v, (u, v) = (h cos x_t, h sin x_t).
+struct polar_cell {
+  static constexpr std::size_t n = 13, steps = 20;
+  std::vector<double> h0 = std::vector<double>(n), x = std::vector<double>(steps * n);
+  polar_cell() {
+    for (std::size_t i = 0; i < n; ++i) h0[i] = std::sin(0.9 * static_cast<double>(i) + 0.3);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = 2 * std::cos(0.37 * static_cast<double>(i));
+  }
+  auto H() const { return tad::var<"h">(h0); }
+  auto X() const { return tad::var<"x">(x.data(), steps, n); }
+  auto loss() const {
+    const auto polar = tad::custom_gradient(
+        [](auto a, auto b) { return std::tuple{a * tad::cos(b), a * tad::sin(b)}; },
+        [](auto d0, auto d1, auto a, auto b, auto, auto) {
+          using V = decltype(d0);
+          const V norm = tad::math::sqrt(d0 * d0 + d1 * d1), l = tad::simd::splat<V>(0.3);
+          const V s = tad::simd::select(norm > l, l / norm, tad::simd::splat<V>(1.0));
+          return tad::adjoints{s * (d0 * tad::math::cos(b) + d1 * tad::math::sin(b)),
+                               s * a * (d1 * tad::math::cos(b) - d0 * tad::math::sin(b))};
+        });
+    const auto step = [polar](auto h, auto xt) {
+      auto [u, v] = polar(h, xt);
+      return tad::tanh(u) + 0.5 * v;
+    };
+    return tad::sum(tad::square(tad::scan(step, H(), X(), tad::every_step)));
+  }
+};
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(scan_threads)
+
+BOOST_AUTO_TEST_CASE(eight_threads_share_one_program_with_several_outputs) {
+  const polar_cell c;
+  const tad::program p(c.loss());
+  std::vector<double> want_h(polar_cell::n), want_x(c.x.size());
+  const double v = p.grad_into(tad::wrt(c.H(), want_h), tad::wrt(c.X(), want_x));
+  BOOST_TEST(std::isfinite(v));
+  BOOST_TEST(want_h[0] != 0.0);  // (h0 has no zero element: its gradient has none either)
+  std::vector<std::vector<double>> got_h(16, want_h), got_x(16, want_x);
+  std::vector<double> values(16);
+  std::vector<std::vector<double>> own(8, std::vector<double>(p.workspace_size()));
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int rep = 0; rep < 3; ++rep) {
+        values[t] = p.grad_into(tad::wrt(c.H(), got_h[t]), tad::wrt(c.X(), got_x[t]));
+        values[8 + t] = p.grad_into(own[t], tad::wrt(c.H(), got_h[8 + t]), tad::wrt(c.X(), got_x[8 + t]));
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (std::size_t t = 0; t < 16; ++t) {
+    BOOST_TEST(values[t] == v);
+    BOOST_TEST(got_h[t] == want_h);
+    BOOST_TEST(got_x[t] == want_x);
+  }
+}
 
 BOOST_AUTO_TEST_CASE(eight_threads_share_one_program_with_a_shift) {
   const chain c;
@@ -150,6 +208,17 @@ BOOST_AUTO_TEST_CASE(a_repeated_step_through_a_scan_allocates_nothing) {
   double sum = 0;
   for (int rep = 0; rep < 5; ++rep) sum += p.grad_into(tad::wrt(n.W(), g.w), tad::wrt(n.U(), g.u), tad::wrt(n.B(), g.b));
   Eigen::internal::set_is_malloc_allowed(true);
+  BOOST_TEST(tad_test::alloc_counter::stop() == 0);
+  BOOST_TEST(std::isfinite(sum));
+}
+
+BOOST_AUTO_TEST_CASE(a_repeated_step_through_several_outputs_allocates_nothing) {
+  const polar_cell c;
+  const tad::program p(c.loss());
+  std::vector<double> gh(polar_cell::n), gx(c.x.size());
+  double sum = p.grad_into(tad::wrt(c.H(), gh), tad::wrt(c.X(), gx));
+  tad_test::alloc_counter::start();
+  for (int rep = 0; rep < 5; ++rep) sum += p.grad_into(tad::wrt(c.H(), gh), tad::wrt(c.X(), gx)) + p.value();
   BOOST_TEST(tad_test::alloc_counter::stop() == 0);
   BOOST_TEST(std::isfinite(sum));
 }

@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 
 namespace tad {
@@ -140,6 +141,15 @@ void print_to(std::string& out, const E& e) {
     } else if constexpr (requires { typename Op::base_op; }) {
       out += n;
       out += "[overridden](";
+      static_for<E::arity>([&](auto k) {
+        if (k.value > 0) out += ", ";
+        print_to(out, child<k.value>(e));
+      });
+      out += ')';
+    } else if constexpr (requires { Op::is_custom_output; }) {
+      out += "custom_gradient[";
+      print_to(out, std::get<Op::output>(e.op.bodies));
+      out += "; output " + std::to_string(Op::output) + " of " + std::to_string(Op::outputs) + "](";
       static_for<E::arity>([&](auto k) {
         if (k.value > 0) out += ", ";
         print_to(out, child<k.value>(e));

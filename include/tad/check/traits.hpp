@@ -43,7 +43,8 @@ template <class Op>
 inline constexpr bool is_modifier_op_v =
     std::is_same_v<Op, stop_gradient_op> || std::is_same_v<Op, scale_gradient_op> ||
     std::is_same_v<Op, reverse_gradient_op> || std::is_same_v<Op, clip_gradient_op> ||
-    std::is_same_v<Op, straight_through_op> || requires { typename Op::rule_type; };
+    std::is_same_v<Op, straight_through_op> || requires { typename Op::rule_type; } ||
+    requires { Op::is_custom_output; };
 
 template <class E, class Seen, std::size_t K, class F>
 constexpr void visit_kids(F& f);

@@ -52,7 +52,8 @@ template <class E, class = void>
 struct products_api {
   static_assert(always_false<E>, "tad: the expression holds a matrix product (tad::matmul, tad::outer, "
                                  "tad::transpose) or a stage (the argument of a matrix softmax or cross-entropy, or a "
-                                 "vector broadcast across rows, under a rule not linear in the adjoint); include "
+                                 "vector broadcast across rows, under a rule not linear in the adjoint; a shift; a "
+                                 "scan or map; an output of a custom_gradient with several outputs); include "
                                  "<tad/linalg.hpp>, whose tad::program evaluates them");
 };
 

@@ -55,7 +55,7 @@ constexpr bool is_stage_let() {
 template <class E>
 inline constexpr bool is_stage_node_v =
     is_product_node_v<E> || is_scan_node_v<std::remove_cvref_t<E>> || is_map_node_v<std::remove_cvref_t<E>> ||
-    is_stage_let<std::remove_cvref_t<E>>();
+    is_custom_output_node_v<std::remove_cvref_t<E>> || is_stage_let<std::remove_cvref_t<E>>();
 
 /// Is E a staged let that computes nothing of its own: its body is a stage (a let of a product),
 /// whose buffers it shares? (A shift computes its own: its argument one element on.)
@@ -66,14 +66,16 @@ constexpr bool is_forwarding_let() {
   else return false;
 }
 
-/// Does E hold a staged let?
+/// Does E hold a staged let or an output of a custom_gradient with several outputs (stages
+/// whose backward must follow every use's: the program's backward then visits children last
+/// to first)?
 template <class E>
 constexpr bool has_stage_lets() {
   if constexpr (is_leaf_v<E>) {
     return false;
   } else {
     return [&]<std::size_t... K>(std::index_sequence<K...>) {
-      return is_stage_let<E>() || (has_stage_lets<child_t<K, E>>() || ...);
+      return is_stage_let<E>() || is_custom_output_node_v<E> || (has_stage_lets<child_t<K, E>>() || ...);
     }(std::make_index_sequence<E::arity>{});
   }
 }
@@ -163,6 +165,37 @@ constexpr auto product_ranks() {
   return rank;
 }
 
+/// Does an adjoint reach child K of stage-holding node E, when one reaches E (Flows)? Every
+/// child of a stage, whose backward pushes into them; a custom output's inputs whenever its
+/// rule gives them one: its group's rule runs when an adjoint reaches any of its outputs, which
+/// the program knows at run time (program::group_flows_), so its inputs' stages are taken to be
+/// reached, and it runs their backward only when the group's rule ran.
+template <class E, std::size_t K, bool Flows>
+constexpr bool child_flows() {
+  if constexpr (is_custom_output_node_v<E>) return adjoint_flows<E, K>::value;
+  else return Flows && (is_stage_node_v<E> || adjoint_flows<E, K>::value);
+}
+
+/// For each stage, the custom output (its index) whose inputs hold it, innermost; `NP` if none.
+template <class E, std::size_t Off, std::size_t Enc, std::size_t NP>
+constexpr void mark_enclosing(std::array<std::size_t, NP>& enc) {
+  if constexpr (!is_leaf_v<E>) {
+    constexpr std::size_t k = Off + count_products<E>() - 1;
+    if constexpr (is_stage_node_v<E>) enc[k] = Enc;
+    constexpr std::size_t inner = is_custom_output_node_v<E> ? k : Enc;
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      (mark_enclosing<child_t<K, E>, child_offset<E, K, Off>(), inner, NP>(enc), ...);
+    }(std::make_index_sequence<E::arity>{});
+  }
+}
+template <class E>
+constexpr auto enclosing_custom() {
+  constexpr std::size_t NP = count_products<E>();
+  std::array<std::size_t, NP> enc{};
+  mark_enclosing<E, 0, NP, NP>(enc);
+  return enc;
+}
+
 /// Which products a gradient with respect to `Vs` needs (their adjoint is computed and their
 /// backward runs): those reached from the top through ops an adjoint flows through
 /// (adjoint_flows: not below stop_gradient, a straight-through value, ...) and whose operands
@@ -173,9 +206,7 @@ constexpr void mark_live(std::array<bool, NP>& live) {
     constexpr bool here = is_stage_node_v<E>;
     if constexpr (here) live[Off + count_products<E>() - 1] = Flows && reaches_any_v<E, Vs...>;
     [&]<std::size_t... K>(std::index_sequence<K...>) {
-      (mark_live<child_t<K, E>, child_offset<E, K, Off>(), Flows && (here || adjoint_flows<E, K>::value), NP, Vs...>(
-           live),
-       ...);
+      (mark_live<child_t<K, E>, child_offset<E, K, Off>(), child_flows<E, K, Flows>(), NP, Vs...>(live), ...);
     }(std::make_index_sequence<E::arity>{});
   }
 }
@@ -195,8 +226,7 @@ constexpr void mark_flows(std::array<bool, NP>& flows) {
     constexpr bool here = is_stage_node_v<E>;
     if constexpr (here) flows[Off + count_products<E>() - 1] = Flows;
     [&]<std::size_t... K>(std::index_sequence<K...>) {
-      (mark_flows<child_t<K, E>, child_offset<E, K, Off>(), Flows && (here || adjoint_flows<E, K>::value), NP>(flows),
-       ...);
+      (mark_flows<child_t<K, E>, child_offset<E, K, Off>(), child_flows<E, K, Flows>(), NP>(flows), ...);
     }(std::make_index_sequence<E::arity>{});
   }
 }
@@ -238,7 +268,9 @@ bool same_computation(const N& a, const N& b) {
   } else {
     using Op = typename N::op_type;
     bool same = true;
-    if constexpr (!std::is_empty_v<Op> && !requires { Op::is_stage; }) {  // (a stage's id is not data)
+    if constexpr (is_custom_output_node_v<N>) {
+      same = a.op.id == b.op.id;  // (its bodies and rule cannot be told from bytes: one call, one node)
+    } else if constexpr (!std::is_empty_v<Op> && !requires { Op::is_stage; }) {  // (a stage's id is not data)
       same = same_bits(a.op, b.op);
     }
     [&]<std::size_t... K>(std::index_sequence<K...>) {

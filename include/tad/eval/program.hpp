@@ -9,4 +9,5 @@
 
 #include <tad/eval/program/api.hpp>
 #include <tad/eval/program/backward.hpp>
+#include <tad/eval/program/custom.hpp>
 #include <tad/eval/program/scan.hpp>

@@ -56,7 +56,8 @@ constexpr bool opaque_to_rules() {
 template <class R, class E>
 constexpr std::size_t local_occurrences() {
   // (A subtree whose rules are all linear holds no R with a rule that is not: not walked.)
-  if constexpr (opaque_to_rules<E>() || is_stage_op_node_v<E> || (own_rule_nonlinear<R>() && props<E>::linear_rules)) {
+  if constexpr (opaque_to_rules<E>() || is_stage_op_node_v<E> || is_custom_output_node_v<E> ||
+                (own_rule_nonlinear<R>() && props<E>::linear_rules)) {
     return 0;
   } else {
     std::size_t n = std::is_same_v<R, E> ? 1 : 0;
@@ -99,6 +100,8 @@ struct stages_in<node<Op, C...>, Acc> {
   static auto pick() {
     if constexpr (is_place_node<N>() || !op_differentiable<Op>()) return std::type_identity<Acc>{};
     else if constexpr (is_stage_op_node_v<N>) return std::type_identity<typename places_add<Acc, N>::type>{};
+    else if constexpr (is_custom_output_node_v<N>)  // (a group's outputs: its inputs, once)
+      return std::type_identity<typename places_add<Acc, group_key_t<N>>::type>{};
     else return decltype(all(std::index_sequence_for<C...>{})){};  // (all is declared only)
   }
   using type = typename decltype(pick())::type;
@@ -107,14 +110,28 @@ struct stages_in<node<Op, C...>, Acc> {
 template <class N>
 using rule_body_t = std::remove_cvref_t<decltype(std::declval<const N&>().arg)>;
 
-/// How often node type R occurs in E where an adjoint reaches it, outside lets and per_use:
-/// outside stages, plus in each distinct stage type's body once.
 template <class R, class E, class Stages = typename stages_in<E>::type>
 struct occurrences_of;
+/// How often node type R occurs in stage S's body (a group's: in its inputs).
+template <class R, class S>
+constexpr std::size_t occurrences_in_stage() {
+  if constexpr (is_custom_output_node_v<S>) {
+    std::size_t n = 0;
+    static_for<S::arity>([&](auto k) {
+      using C = child_t<k.value, S>;
+      if constexpr (adjoint_flows<S, k.value>::value) n += occurrences_of<R, C>::value;
+    });
+    return n;
+  } else {
+    return occurrences_of<R, rule_body_t<S>>::value;
+  }
+}
+
+/// How often node type R occurs in E where an adjoint reaches it, outside lets and per_use:
+/// outside stages, plus in each distinct stage type's body once.
 template <class R, class E, class... S>
 struct occurrences_of<R, E, places<S...>> {
-  static constexpr std::size_t value =
-      local_occurrences<R, E>() + (occurrences_of<R, rule_body_t<S>>::value + ... + std::size_t{0});
+  static constexpr std::size_t value = local_occurrences<R, E>() + (occurrences_in_stage<R, S>() + ... + std::size_t{0});
 };
 template <class R, class E>
 constexpr std::size_t occurrences() {

@@ -15,6 +15,7 @@
 #include <tad/gradient/rules.hpp>
 
 #include <cstddef>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -69,6 +70,8 @@ constexpr auto strip(const E& e) {
     };
     if constexpr (pass_through_modifier_v<Op> || (std::is_same_v<Op, stop_gradient_op> && !KeepStops)) {
       return strip<KeepStops>(child<0>(e));
+    } else if constexpr (requires { Op::is_custom_output; }) {
+      return kids([&](const auto&... x) { return strip<KeepStops>(substitute(std::get<Op::output>(e.op.bodies), x...)); });
     } else if constexpr (is_custom_op_v<Op>) {
       return kids([&](const auto&... x) { return strip<KeepStops>(substitute(e.op.body, x...)); });
     } else if constexpr (is_overridden_op_v<Op>) {

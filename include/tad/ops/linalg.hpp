@@ -51,11 +51,40 @@ inline constexpr bool is_transpose_node_v = false;
 template <class A>
 inline constexpr bool is_transpose_node_v<node<transpose_op, A>> = true;
 
-/// Is E a stage (core/let.hpp: stage_op)?
+/// Is E an output of a custom_gradient with several outputs (gradient/custom.hpp:
+/// custom_output_op, a stage of one to three inputs whose group the program computes once)?
+template <class E>
+inline constexpr bool is_custom_output_node_v = false;
+template <class Op, class... C>
+  requires requires { Op::is_custom_output; }
+inline constexpr bool is_custom_output_node_v<node<Op, C...>> = true;
+/// The group of a custom output: the node type of the group's first output (its outputs differ
+/// in their index only).
+template <class N>
+struct group_key {
+  using type = N;
+};
+template <template <std::size_t, std::size_t, class, class> class Op, std::size_t J, std::size_t K, class B, class G,
+          class... C>
+  requires requires { Op<J, K, B, G>::is_custom_output; }
+struct group_key<node<Op<J, K, B, G>, C...>> {
+  using type = node<Op<0, K, B, G>, C...>;
+};
+template <class N>
+using group_key_t = typename group_key<N>::type;
+/// Does E hold an output of a custom_gradient with several outputs?
+template <class E>
+struct has_custom_outputs : std::false_type {};
+template <class Op, class... C>
+struct has_custom_outputs<node<Op, C...>>
+    : std::bool_constant<is_custom_output_node_v<node<Op, C...>> || (has_custom_outputs<C>::value || ...)> {};
+template <class E>
+inline constexpr bool has_custom_outputs_v = has_custom_outputs<std::remove_cvref_t<E>>::value;
+/// Is E a stage (core/let.hpp: stage_op; a shift), a let-like node of one argument?
 template <class E>
 inline constexpr bool is_stage_op_node_v = false;
 template <class Op, class B>
-  requires requires { Op::is_stage; }
+  requires(requires { Op::is_stage; } && !requires { Op::is_custom_output; })
 inline constexpr bool is_stage_op_node_v<node<Op, B>> = true;
 /// Is E a shift (ops/shift.hpp: a stage whose value is its argument's one element on)?
 template <class E>
@@ -84,7 +113,8 @@ struct has_products : std::false_type {};
 template <class Op, class... C>
 struct has_products<node<Op, C...>>
     : std::bool_constant<is_product_node_v<node<Op, C...>> || is_transpose_node_v<node<Op, C...>> ||
-                         is_stage_op_node_v<node<Op, C...>> || is_scan_node_v<node<Op, C...>> ||
+                         is_stage_op_node_v<node<Op, C...>> || is_custom_output_node_v<node<Op, C...>> ||
+                         is_scan_node_v<node<Op, C...>> ||
                          is_map_node_v<node<Op, C...>> || (has_products<C>::value || ...)> {};
 template <class E>
 inline constexpr bool has_products_v = has_products<std::remove_cvref_t<E>>::value;

@@ -5,6 +5,7 @@
 
 #include <tad/core/errors.hpp>
 #include <tad/core/zero.hpp>
+#include <tad/detail/static_for.hpp>
 #include <tad/eval/program/declaration.hpp>
 #include <tad/eval/shared_rules.hpp>
 #include <tad/ops/adjoints.hpp>
@@ -295,10 +296,22 @@ void program<E>::backward(const N& n, const results& r, std::size_t base, const 
     if (skip_[k]) return;  // its adjoint went to its original
     if constexpr (live) gather_aliases<X...>(r, k);
   }
-  if constexpr (detail::is_scan_node_v<N>) {
-    if constexpr (live) scan_backward(n, r, base, scratch, t...);  // its children's stages too
-  } else if constexpr (detail::is_map_node_v<N>) {
-    if constexpr (live) map_backward(n, r, base, scratch, t...);
+  if constexpr (detail::is_scan_node_v<N> || detail::is_map_node_v<N>) {
+    if constexpr (live) {
+      if constexpr (detail::is_scan_node_v<N>) scan_backward(n, r, base, scratch, t...);  // its children's stages too
+      else map_backward(n, r, base, scratch, t...);
+    } else if constexpr (detail::has_custom_outputs_v<N>) {
+      // No adjoint reaches it, but a group of custom outputs in its inputs may be reached
+      // through another output: its inputs are walked, last to first (not the body: a place of
+      // its own).
+      detail::static_for<N::arity - 1>([&](auto kc) {
+        constexpr std::size_t j = N::arity - 2 - kc.value;
+        backward<detail::child_t<j, N>, false>(detail::child<j>(n), r, base + detail::child_offset<N, j, 0>(), scratch,
+                                               t...);
+      });
+    }
+  } else if constexpr (detail::is_custom_output_node_v<N>) {
+    custom_backward(n, r, base, scratch, t...);  // (its group's rule when an adjoint reaches the group)
   } else if constexpr (!detail::is_leaf_v<N>) {
     if constexpr (detail::is_shift_node_v<N> && live) {
       // A shift: its argument's adjoint is its own summed adjoint one element on (the last

@@ -85,6 +85,17 @@ struct map_layout {
   std::size_t scratch = 0;                        // the placeholders' gradient scratch
   saved_values saved{};                           // the body's forward values, per k
 };
+/// The buffers of a custom_gradient's group of outputs (eval/program/custom.hpp), kept by its
+/// first output planned (its leader): one block of its K outputs' values, then its inputs'
+/// values (a scalar input: one element), which a loop body keeps per step; and, apart, the K
+/// outputs' summed adjoints and the inputs' adjoints.
+struct custom_layout {
+  std::size_t count = 0;                 // elements of an output (and of an array input)
+  std::size_t block = 0, size = 0;       // the block: offset (before a loop's relocation), elements
+  std::array<std::size_t, 3> in{};       // input i's values: from the block's start
+  std::size_t dsum = 0;                  // the outputs' summed adjoints, K x count
+  std::array<std::size_t, 3> dx{};       // input i's adjoint
+};
 template <class S>
 inline constexpr bool is_wrt_target_v = false;
 template <class X, class T>
@@ -109,9 +120,10 @@ class program {
   /// The stages of E: its products and its staged lets (decisions.md 56), in post-order.
   static constexpr std::size_t stages = detail::count_products<E>();
 
-  explicit program(const E& e) : e_(e) {
+  explicit program(E e) : e_(std::move(e)) {
     std::size_t size = 0;
     plan<E, true>(e_, size, 0);
+    settle_groups();
     // Packing space for the GEMMs (one at a time): Eigen's would come from the heap above 128 KB.
     pack_ = size;
     size += pack_size_;
@@ -253,6 +265,21 @@ class program {
   std::vector<std::array<std::size_t, 2>> saved_;
   std::array<std::size_t, stages> slot_at_ = filled<stages>(layout::none);
   std::array<bool, stages> shift_{};  // a shift (ops/shift.hpp): its value buffer holds one more element
+  /// custom_gradient with several outputs (eval/program/custom.hpp): each output's group, as the
+  /// index of its leader (the first output planned; none: not an output), the call's id, the
+  /// leader's buffers; whether an adjoint reaches an output (flows_: as
+  /// detail::flowing_products, and, inside a group's inputs, only when an adjoint reaches some
+  /// output of that group) and a group (group_flows_, by leader). Settled at construction
+  /// (settle_groups).
+  std::array<std::size_t, stages> group_ = filled<stages>(layout::none);
+  std::array<std::uint64_t, stages> group_id_{};
+  std::array<std::size_t, stages> group_out_{};  // which output of its group
+  /// Inside a subtree that never runs (an alias's, another use of a group's output's): its
+  /// adjoint is never written.
+  std::array<bool, stages> buried_{};
+  std::array<detail::custom_layout, stages> customs_{};
+  std::array<bool, stages> flows_{};
+  std::array<bool, stages> group_flows_{};
   template <std::size_t K>
   static constexpr std::array<std::size_t, K> filled(std::size_t v) {
     std::array<std::size_t, K> a{};
@@ -333,6 +360,8 @@ class program {
       plan_scan(n, size, base);
     } else if constexpr (detail::is_map_node_v<N>) {
       plan_map(n, size, base);
+    } else if constexpr (detail::is_custom_output_node_v<N>) {
+      plan_custom(n, size, base);  // (its inputs' stages too)
     } else if constexpr (!detail::is_leaf_v<N>) {
       constexpr bool product = detail::is_product_node_v<N>;
       [&]<std::size_t... K>(std::index_sequence<K...>) {
@@ -445,7 +474,7 @@ class program {
     has_alias_[j] = true;
     shapes_.offset[k] = shapes_.offset[j];
     for (std::size_t q = base; q <= k; ++q) skip_[q] = true;
-    for (std::size_t q = base; q < k; ++q) alias_[q] = q;
+    for (std::size_t q = base; q < k; ++q) alias_[q] = q, buried_[q] = true;
   }
 
   /// A staged let (detail::is_stage_let; decisions.md 56), its body's stages planned: its value
@@ -507,6 +536,20 @@ class program {
     }
   }
 
+  // ---- custom_gradient with several outputs (eval/program/custom.hpp) -------------------------
+
+  template <class N>
+  void plan_custom(const N& n, std::size_t& size, std::size_t base);
+  void settle_groups();
+  template <class N>
+  void custom_forward(const N& n, const results& r, std::size_t base) const;
+  template <class N, class... X, class... T2>
+  void custom_backward(const N& n, const results& r, std::size_t base, const std::array<T*, sizeof...(X)>& scratch,
+                       const wrt_target<X, T2>&... t) const;
+  template <class N, class... X, class... T2>
+  void rule_backward(const N& n, const results& r, std::size_t base, const std::array<T*, sizeof...(X)>& scratch,
+                     const wrt_target<X, T2>&... t) const;
+
   // ---- forward, post-order ----------------------------------------------------------------
 
   /// Calls f with the Eigen view of operand O (inner, then transposed if it is): the view's
@@ -538,6 +581,8 @@ class program {
       scan_forward(n, r, base);
     } else if constexpr (detail::is_map_node_v<N>) {
       map_forward(n, r, base);
+    } else if constexpr (detail::is_custom_output_node_v<N>) {
+      custom_forward(n, r, base);  // (its inputs' stages too)
     } else if constexpr (!detail::is_leaf_v<N>) {
       [&]<std::size_t... K>(std::index_sequence<K...>) {
         (forward(detail::child<K>(n), r, base + detail::child_offset<N, K, 0>()), ...);

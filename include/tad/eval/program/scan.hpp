@@ -131,6 +131,18 @@ detail::saved_values program<E>::plan_saved(std::size_t first, std::size_t last,
   // shares the place of the buffer it shares).
   for (std::size_t q = first; q < last; ++q) {
     const std::size_t count = shapes_.rows[q] * shapes_.cols[q] + (shift_[q] ? 1 : 0);
+    if (group_[q] == q) {
+      // A custom_gradient's group (eval/program/custom.hpp): its block (outputs, inputs' values).
+      slot_at_[q] = v.size + (shapes_.offset[q] - customs_[q].block);
+      v.size += customs_[q].size;
+      continue;
+    }
+    if (group_[q] != layout::none) {
+      // Another output of a group: its place in the group's block.
+      if (slot_at_[group_[q]] != layout::none)
+        slot_at_[q] = slot_at_[group_[q]] - shapes_.offset[group_[q]] + shapes_.offset[q];
+      continue;
+    }
     if (skip_[q] && alias_[q] == q) continue;  // inside an alias: never read
     for (std::size_t j = first; j < q && slot_at_[q] == layout::none; ++j)
       if (slot_at_[j] != layout::none && shapes_.offset[j] == shapes_.offset[q]) slot_at_[q] = slot_at_[j];
@@ -477,15 +489,22 @@ void program<E>::scan_backward(const N& n, const results& r, std::size_t base,
       for (std::size_t i = count; i-- > 0;) step_back(start + i, i == 0 ? first : seg + (i - 1) * s.carry, i);
     }
   }
-  // h0's adjoint is in dc; xs's in dxs.
-  if constexpr (to_h0) {
-    carry_backward<A>(detail::lower<0>(n.a, r, base), r, base, s, dc, scratch, t...);
-    backward<A, true>(n.a, r, base, scratch, t...);
-  }
+  // h0's adjoint is in dc; xs's in dxs. xs's stages first, then h0's: the reverse post-order,
+  // which a group of custom outputs with outputs in both needs (its first, in h0, runs its rule
+  // after every use has written its adjoint). A child no adjoint reaches is still walked: a
+  // group inside it may be reached through another output.
   if constexpr (to_xs) {
     seeded_backward<B>(detail::lower<0>(n.b, r, base + xoff), r, base + xoff, s.dxs, s.steps * s.input, scratch,
                        t...);
     backward<B, true>(n.b, r, base + xoff, scratch, t...);
+  } else if constexpr (detail::has_custom_outputs_v<B>) {
+    backward<B, false>(n.b, r, base + xoff, scratch, t...);
+  }
+  if constexpr (to_h0) {
+    carry_backward<A>(detail::lower<0>(n.a, r, base), r, base, s, dc, scratch, t...);
+    backward<A, true>(n.a, r, base, scratch, t...);
+  } else if constexpr (detail::has_custom_outputs_v<A>) {
+    backward<A, false>(n.a, r, base, scratch, t...);
   }
 }
 
@@ -649,15 +668,18 @@ void program<E>::map_backward(const N& n, const results& r, std::size_t base,
         },
         targets);
   }
-  // The slices' adjoints into the inputs' expressions.
+  // The slices' adjoints into the inputs' expressions, last to first (the reverse post-order;
+  // an input no adjoint reaches is still walked, as scan's h0 and xs are).
   detail::static_for<inputs>([&](auto jc) {
-    constexpr std::size_t j = jc.value;
+    constexpr std::size_t j = inputs - 1 - jc.value;
     using I = std::remove_cvref_t<decltype(detail::child<j>(n))>;
     constexpr std::size_t off = detail::child_offset<N, j, 0>();
     if constexpr (detail::reaches_any_v<I, X...>) {
       seeded_backward<I>(detail::lower<0>(detail::child<j>(n), r, base + off), r, base + off, m.dxs[j],
                          m.count * m.input[j], scratch, t...);
       backward<I, true>(detail::child<j>(n), r, base + off, scratch, t...);
+    } else if constexpr (detail::has_custom_outputs_v<I>) {
+      backward<I, false>(detail::child<j>(n), r, base + off, scratch, t...);
     }
   });
 }
