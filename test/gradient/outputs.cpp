@@ -281,7 +281,9 @@ BOOST_AUTO_TEST_CASE(groups_inside_groups) {
   const auto TH2 = tad::var<"th2">(th2);
   const auto W0 = tad::constant(p.w0), W1 = tad::constant(p.w1), W2 = tad::constant(p.w2);
   const auto f = polar_norm(lim);
-  auto [a0, a1] = f(R, TH);
+  const auto as = f(R, TH);
+  const auto& a0 = tad::get<0>(as);  // (clang 14 captures no structured binding)
+  const auto& a1 = tad::get<1>(as);
   std::vector<double> gr(n), gt(n), g2(n);
   const auto run = [&](const auto& loss) {
     const tad::program prog(loss);
