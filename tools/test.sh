@@ -9,11 +9,12 @@
 # Stages (doc/testing.md lists what each checks and how long it takes):
 #   gcc        g++, -march=native, -O1: every test, compile-fail tests, headers, consumers,
 #              examples, fuzz.replay (the fuzzer's checks over the seed corpus); benchmarks
-#              compiled (-O1; bench.icount -O3); icount: the instructions per call of every workload against
+#              compiled (-O0; bench.icount -O3); icount: the instructions per call of every workload against
 #              benchmark/icount/counts.txt (tools/icount.py, valgrind)
-#   clang-san  clang++, -march=native, -O1, AddressSanitizer + UndefinedBehaviorSanitizer:
-#              every test area but test/property, compile-fail tests (no examples: the
-#              gcc stage runs them, tidy compiles them with clang++)
+#   clang-san  clang++, -march=native, -O1, AddressSanitizer + UndefinedBehaviorSanitizer,
+#              without tad's forced inlining (TAD_FORCE_INLINE=OFF): every test area but
+#              test/property (no examples and no compile-fail tests: the gcc stage runs them,
+#              tidy compiles the examples with clang++)
 #   sse2       g++ for the baseline x86-64 (SSE2, no -march), -O1: the test areas whose code
 #              depends on the SIMD width (ops, eval, simd, train), and isa.compare: the gcc
 #              stage's native results within tolerance (incl. modifiers, custom rules, lets)
@@ -97,9 +98,11 @@ run_stage() {
       # check values, not machine code). Optimized code still runs here: bench.icount (-O3)
       # checks every workload it counts (W1-W5, LR, SMX, SQ 4, MLP, RNN, SCAN) against its
       # hand-written baseline before the test `icount` counts (benchmark/icount/). The other
-      # benchmarks are only compiled here, at -O1 (since issue 41, for the CI budget: ~100 s of CPU).
+      # benchmarks are only compiled here, at -O0 (-O1 since issue 41, -O0 since issue 40's CI
+      # work: for the CI budget). TAD_GCC_MIN_HEAP_MB: g++ collects garbage at most once per TU
+      # (CMakeLists.txt; 10-25 % less compile time, up to ~7 GB per TU, two at a time).
       stage_opt=-O1 build_and_test gcc g++ "" "" -- -DTAD_BUILD_TESTS=ON -DTAD_BUILD_EXAMPLES=ON -DTAD_BUILD_BENCHMARKS=ON \
-        -DTAD_FUZZ_REPLAY=ON -DTAD_BENCH_OPT=-O1 ;;
+        -DTAD_FUZZ_REPLAY=ON -DTAD_BENCH_OPT=-O0 -DTAD_GCC_MIN_HEAP_MB=4096 ;;
     clang-san)
       # -O1, as the sanitizers' documentation advises (-O0 compiles a third faster but runs the
       # tests ~50x slower: minutes each); the fuzzer is -O1 in any build (test/fuzz).
@@ -110,9 +113,15 @@ run_stage() {
       # .bad file's diagnostic, which is a static_assert's text, the same with either compiler.
       # No fuzzer (since issue 16, for the CI budget: its two sanitized TUs were a third of this
       # stage's CPU): the gcc stage replays its corpus, the opt-in stage fuzz runs libFuzzer.
+      # TAD_FORCE_INLINE=OFF (since issue 40's CI work): clang's optimizer and code generation,
+      # on the sanitizers' checks around every access, are most of a TU's time, and tad's forced
+      # inlining multiplies the code they see: a third less compile time without it, the tests
+      # ~30 % slower (seconds). The sanitizers check every access either way; the gcc stage,
+      # the examples and bench.icount build what users build (include/tad/config.hpp).
       stage_opt=-O1 build_and_test clang-san "$clangxx" "-LE consumer|compile_fail" "" -- -DTAD_BUILD_TESTS=ON -DTAD_BUILD_EXAMPLES=OFF \
         -DTAD_BUILD_BENCHMARKS=OFF -DTAD_PROPERTY_TESTS=OFF -DTAD_HEADER_TESTS=OFF \
-        -DTAD_SANITIZE=address,undefined -DTAD_FUZZ=OFF -DTAD_FUZZ_REPLAY=OFF -DTAD_ISA_DUMP=OFF -DTAD_TEST_REALS=float ;;
+        -DTAD_SANITIZE=address,undefined -DTAD_FUZZ=OFF -DTAD_FUZZ_REPLAY=OFF -DTAD_ISA_DUMP=OFF -DTAD_TEST_REALS=float \
+        -DTAD_FORCE_INLINE=OFF ;;
     fuzz)
       # libFuzzer with ASan + UBSan on the seed corpus, then TAD_FUZZ_SECONDS of fuzzing (test/fuzz).
       stage_opt=-O1 build_and_test fuzz "$clangxx" "-R ^fuzz\.expressions$" "fuzz.expressions" -- -DTAD_BUILD_TESTS=ON \
@@ -135,7 +144,7 @@ run_stage() {
       stage_opt=-O1 build_and_test sse2 g++ "-R ^(test\.(ops|eval|simd|train)|isa\.(dump|compare))$" \
         "test.ops test.eval test.simd test.train isa_dump" -- -DTAD_BUILD_TESTS=ON \
         -DTAD_BUILD_EXAMPLES=OFF -DTAD_BUILD_BENCHMARKS=OFF -DTAD_NATIVE=OFF -DTAD_ISA_REFERENCE="$reference" \
-        -DTAD_TEST_REALS=double ;;
+        -DTAD_TEST_REALS=double -DTAD_GCC_MIN_HEAP_MB=4096 ;;
     tsan)
       build_and_test tsan "$clangxx" "-R ^test\.threads$" "test.threads" -- -DTAD_BUILD_TESTS=ON \
         -DTAD_BUILD_EXAMPLES=OFF -DTAD_BUILD_BENCHMARKS=OFF -DTAD_SANITIZE=thread ;;

@@ -34,7 +34,13 @@
 
 /// Forces inlining of the per-element code, so that each loop body is one function whose
 /// accumulators and loop invariants live in registers.
-#if defined(__GNUC__) || defined(__clang__)
+///
+/// Define TAD_NO_FORCE_INLINE (before any tad header, in every TU of a program) to leave that
+/// to the compiler's inliner: the same results, slower loops (no longer one function each),
+/// and faster compiles where the optimizer's time is most of a TU's, e.g. sanitized builds
+/// (clang++ -O1 with ASan and UBSan: a third less; doc/compile-times.md). tad's sanitizer
+/// stage builds its tests so (tools/test.sh); keep it off where speed is measured.
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(TAD_NO_FORCE_INLINE)
 #define TAD_INLINE __attribute__((always_inline)) inline
 #define TAD_INLINE_LAMBDA __attribute__((always_inline))
 #define TAD_FLATTEN __attribute__((always_inline, flatten))
