@@ -24,6 +24,9 @@ using reals = std::tuple<TAD_TEST_REAL>;
 #else
 using reals = std::tuple<float, double>;
 #endif
+/// The element type of a case written for one type that need not be double: double, or the
+/// stage's one type (a float-only stage then compiles no double program for it).
+using one_real = std::tuple_element_t<std::tuple_size_v<reals> - 1, reals>;
 
 /// The lengths every array test runs at: around the SIMD widths (2, 4, 8) and a large one.
 inline const std::vector<std::size_t> lengths{0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 1000};
