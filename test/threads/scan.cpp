@@ -62,6 +62,23 @@ grads call(const P& p, const net& n, std::span<double> ws = {}) {
   return g;
 }
 
+/// Runs run(i, ws) three times on each of eight threads t: i = t with ws empty (the program's
+/// own workspace, shared), i = 8 + t with ws a workspace of `size` elements of that thread's.
+template <class F>
+void on_eight_threads(std::size_t size, const F& run) {
+  std::vector<std::vector<double>> own(8, std::vector<double>(size));
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int rep = 0; rep < 3; ++rep) {
+        run(t, std::span<double>{});
+        run(8 + t, std::span<double>(own[t]));
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+}
+
 /// y_0' = x_0, y_i' = x_i y_{i-1} (GradBench's ode), RK4 over 30 steps; the loss reads every step.
 struct chain {
   static constexpr std::size_t n = 21, steps = 30;
@@ -129,17 +146,11 @@ BOOST_AUTO_TEST_CASE(eight_threads_share_one_program_with_several_outputs) {
   BOOST_TEST(want_h[0] != 0.0);  // (h0 has no zero element: its gradient has none either)
   std::vector<std::vector<double>> got_h(16, want_h), got_x(16, want_x);
   std::vector<double> values(16);
-  std::vector<std::vector<double>> own(8, std::vector<double>(p.workspace_size()));
-  std::vector<std::thread> threads;
-  for (std::size_t t = 0; t < 8; ++t) {
-    threads.emplace_back([&, t] {
-      for (int rep = 0; rep < 3; ++rep) {
-        values[t] = p.grad_into(tad::wrt(c.H(), got_h[t]), tad::wrt(c.X(), got_x[t]));
-        values[8 + t] = p.grad_into(own[t], tad::wrt(c.H(), got_h[8 + t]), tad::wrt(c.X(), got_x[8 + t]));
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
+  on_eight_threads(p.workspace_size(), [&](std::size_t i, std::span<double> ws) {
+    const auto h = tad::wrt(c.H(), got_h[i]);
+    const auto x = tad::wrt(c.X(), got_x[i]);
+    values[i] = ws.empty() ? p.grad_into(h, x) : p.grad_into(ws, h, x);
+  });
   for (std::size_t t = 0; t < 16; ++t) {
     BOOST_TEST(values[t] == v);
     BOOST_TEST(got_h[t] == want_h);
@@ -156,17 +167,10 @@ BOOST_AUTO_TEST_CASE(eight_threads_share_one_program_with_a_shift) {
   BOOST_TEST(want[chain::n - 1] != 0.0);  // the gradient reaches the chain's end
   std::vector<std::vector<double>> got(16, std::vector<double>(chain::n));
   std::vector<double> values(16);
-  std::vector<std::vector<double>> own(8, std::vector<double>(p.workspace_size()));
-  std::vector<std::thread> threads;
-  for (std::size_t t = 0; t < 8; ++t) {
-    threads.emplace_back([&, t] {
-      for (int rep = 0; rep < 3; ++rep) {
-        values[t] = p.grad_into(tad::wrt(c.X(), got[t]));
-        values[8 + t] = p.grad_into(own[t], tad::wrt(c.X(), got[8 + t]));
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
+  on_eight_threads(p.workspace_size(), [&](std::size_t i, std::span<double> ws) {
+    const auto x = tad::wrt(c.X(), got[i]);
+    values[i] = ws.empty() ? p.grad_into(x) : p.grad_into(ws, x);
+  });
   for (std::size_t t = 0; t < 16; ++t) {
     BOOST_TEST(values[t] == v);
     BOOST_TEST(got[t] == want);
@@ -179,17 +183,7 @@ BOOST_AUTO_TEST_CASE(eight_threads_share_one_program_with_a_scan) {
   const grads want = call(p, n);
   BOOST_TEST(std::isfinite(want.v));
   std::vector<grads> got(16);
-  std::vector<std::vector<double>> own(8, std::vector<double>(p.workspace_size()));
-  std::vector<std::thread> threads;
-  for (std::size_t t = 0; t < 8; ++t) {
-    threads.emplace_back([&, t] {
-      for (int rep = 0; rep < 3; ++rep) {
-        got[t] = call(p, n);
-        got[8 + t] = call(p, n, own[t]);
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
+  on_eight_threads(p.workspace_size(), [&](std::size_t i, std::span<double> ws) { got[i] = call(p, n, ws); });
   for (const grads& g : got) {
     BOOST_TEST(g.v == want.v);
     BOOST_TEST(g.w == want.w);
