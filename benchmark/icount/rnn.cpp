@@ -20,7 +20,8 @@ int run_rnn(std::string_view w, bool tad_side, int calls) {
       const auto made = bench::rnn::tad_loss(d);
       const auto& [loss, W, U, B, V, C] = made;
       const tad::program p(loss);
-      count(calls, [&](int) {
+      // clang++ 14 cannot capture a structured binding by name: init-captures.
+      count(calls, [&, &W = W, &U = U, &B = B, &V = V, &C = C](int) {
         benchmark::DoNotOptimize(
             p.grad_into(tad::wrt(W, d.gw), tad::wrt(U, d.gu), tad::wrt(B, d.gb), tad::wrt(V, d.gv), tad::wrt(C, d.gc)));
       });
@@ -36,7 +37,9 @@ int run_rnn(std::string_view w, bool tad_side, int calls) {
       const auto made = tiny::tad_loss(d);
       const auto& [loss, W, U, B] = made;
       const tad::program p(loss);
-      count(calls, [&](int) { benchmark::DoNotOptimize(p.grad_into(tad::wrt(W, d.gw), tad::wrt(U, d.gu), tad::wrt(B, d.gb))); });
+      count(calls, [&, &W = W, &U = U, &B = B](int) {
+        benchmark::DoNotOptimize(p.grad_into(tad::wrt(W, d.gw), tad::wrt(U, d.gu), tad::wrt(B, d.gb)));
+      });
     } else {
       tiny::by_hand<double> e{d};
       count(calls, [&](int) { benchmark::DoNotOptimize(e.step()); });

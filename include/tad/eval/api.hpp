@@ -211,6 +211,17 @@ constexpr auto grad(const E& e, const X&... x) {
     return std::tuple<double, detail::quiet_t<X>...>{};
   } else if constexpr (detail::gradient_program<E, X...>()) {
     return detail::products_api<E>::grad(e, x...);
+  } else if constexpr (detail::extents<E>::nests == 0 && (!X::is_array && ...)) {
+    // Scalars only, as in grad_into: nothing to check, and the engine runs inline in the
+    // caller, writing into the tuple it returns (out of line, the tuple was written on the
+    // stack and copied out: 11 loads and stores per call of W5, doc/benchmarks.md).
+    using T = value_type_t<E>;
+    std::tuple<T, detail::gradient_t<T, X>...> result{T(0), detail::make_gradient<T>(x)...};
+    [&]<std::size_t... K>(std::index_sequence<K...>) TAD_INLINE_LAMBDA {
+      std::array<T*, sizeof...(X) + 1> outs{&std::get<K + 1>(result)..., nullptr};
+      std::get<0>(result) = detail::engine<E, T, detail::wrt_list<X...>>(e, outs.data(), nullptr, detail::bind_extents(e)).run();
+    }(std::index_sequence_for<X...>{});
+    return result;
   } else {
   using T = value_type_t<E>;
   const auto ext = detail::bind_extents(e);
