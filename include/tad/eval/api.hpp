@@ -329,15 +329,11 @@ value_type_t<E> grad_into_checked(const E& e, const wrt_target<X, T2>&... target
                               V::name.view());
         }
       }
-      if (t.size != t.var.size) {
-        throw shape_error("tad::grad_into: gradient buffer of '" + std::string(t.var.name.view()) + "'",
-                          t.var.size, t.size);
-      }
+      // The messages out of line (cold), as in check_binding (decisions.md 71).
+      if (t.size != t.var.size) throw_target_length("tad::grad_into", V::name.view(), t.var.size, t.size);
       detail::visit_arrays(e, [&](const auto& leaf) {
-        if (detail::overlaps(t.data, detail::target_span(t), leaf.data, detail::span_of(leaf))) {
-          throw std::invalid_argument("tad::grad_into: gradient buffer of '" + std::string(t.var.name.view()) +
-                                      "' overlaps an input array of the expression");
-        }
+        if (detail::overlaps(t.data, detail::target_span(t), leaf.data, detail::span_of(leaf)))
+          throw_target_overlap("tad::grad_into", V::name.view(), "an input array of the expression");
       });
     }
   };

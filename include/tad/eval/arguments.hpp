@@ -70,25 +70,17 @@ void check_binding(const E& e, const X& x, const char* api) {
       using L = std::remove_cvref_t<decltype(leaf)>;
       if constexpr (L::is_variable) {
         if (same_name<L::name, X::name>) {
-          if (leaf.data != x.data || stride_of(leaf) != stride_of(x)) {
-            throw std::invalid_argument(std::string(api) + ": variable '" + std::string(X::name.view()) +
-                                        "' is bound to other data than in the expression");
-          }
+          if (leaf.data != x.data || stride_of(leaf) != stride_of(x)) throw_rebound(api, X::name.view());
           n = leaf.size;
           if constexpr (leaf_rank<X>() == 2 && leaf_rank<L>() == 2) rows = leaf.rows, cols = leaf.cols;
         }
       }
     });
-    // (The messages are written here rather than through the throw_ functions above, which
-    // check_binding_in shares: out of line, they moved g++'s spill slots in the W1 benchmark's
-    // loop, tools/codegen_diff.sh.)
-    if (x.size != n) throw shape_error(std::string(api) + ": variable '" + std::string(X::name.view()) + "'", n, x.size);
+    // The messages are built out of line (cold), so that the passing path saves no registers
+    // for them: 23 instructions per call and variable before (decisions.md 71).
+    if (x.size != n) throw_variable_length(api, X::name.view(), n, x.size);
     if constexpr (leaf_rank<X>() == 2) {
-      if (x.rows != rows || x.cols != cols)
-        throw shape_error::with_message(std::string(api) + ": variable '" + std::string(X::name.view()) +
-                                            "' has shape " + shape_string(x.rows, x.cols) + ", in the expression " +
-                                            shape_string(rows, cols),
-                                        x.rows != rows ? rows : cols, x.rows != rows ? x.rows : x.cols);
+      if (x.rows != rows || x.cols != cols) throw_variable_shape(api, X::name.view(), x.rows, x.cols, rows, cols);
     }
   }
 }
@@ -124,7 +116,10 @@ template <class T>
 void check_binding_in(std::span<const array_view_info<T>> arrays, const array_view_info<T>& x, const char* api) {
   std::size_t n = x.size, rows = x.rows, cols = x.cols;
   for (const array_view_info<T>& a : arrays) {
-    if (a.name.empty() || a.name != x.name) continue;
+    // A name is a view of its variable type's template argument, so the same variable's two
+    // views usually share their characters: compared by address first, then by memcmp.
+    const bool same = a.name.size() == x.name.size() && (a.name.data() == x.name.data() || a.name == x.name);
+    if (a.name.empty() || !same) continue;
     if (a.data != x.data || a.stride != x.stride) throw_rebound(api, x.name);
     n = a.size;
     if (x.matrix && a.matrix) rows = a.rows, cols = a.cols;
