@@ -64,7 +64,10 @@ def instructions(binary, workload, side, calls):
         with open(out) as f:
             for line in f:
                 if line.startswith("totals:") or line.startswith("summary:"):
-                    return int(line.split()[1]) / calls
+                    count = int(line.split()[1])
+                    if count == 0:  # nothing was counted: the toggles did not run, not a fall
+                        sys.exit(f"icount.py: callgrind counted no instructions for {workload} {side}")
+                    return count / calls
     sys.exit(f"icount.py: no totals in callgrind's output for {workload} {side}")
 
 
