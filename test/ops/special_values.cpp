@@ -302,6 +302,11 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(where_and_the_double_where_trap, T, reals) {
   check1<T>("where(x > 0, sqrt(where(x > 0, x, 1)), 0)",
             [](auto x) { return tad::where(x > 0, tad::sqrt(tad::where(x > 0, x, 1)), 0); },
             {{4, 2, 0.25}, {0, 0, 0}, {-1, 0, 0}, {nan, 0, 0}, {inf, inf, 0}});
+  // A masked sentinel: square's adjoint is 0 at the largest finite x, and (0 + 0) x is 0 in the
+  // loop's body, its tail and a scalar expression alike (0 (x + x) would be NaN: decisions.md 70).
+  const double big = static_cast<double>(std::numeric_limits<T>::max());
+  check1<T>("where(x < 1e30, square(x), 0)", [](auto x) { return tad::where(x < 1e30, tad::square(x), 0); },
+            {{3, 9, 6}, {big, 0, 0}});
 }
 
 // ---- reductions -----------------------------------------------------------------------------

@@ -214,7 +214,7 @@ constexpr auto grad(const E& e, const X&... x) {
   } else if constexpr (detail::extents<E>::nests == 0 && (!X::is_array && ...)) {
     // Scalars only, as in grad_into: nothing to check, and the engine runs inline in the
     // caller, writing into the tuple it returns (out of line, the tuple was written on the
-    // stack and copied out: 11 loads and stores per call of W5, doc/benchmarks.md).
+    // stack and copied out: 11 loads and stores per call of W5, decisions.md 70).
     using T = value_type_t<E>;
     std::tuple<T, detail::gradient_t<T, X>...> result{T(0), detail::make_gradient<T>(x)...};
     [&]<std::size_t... K>(std::index_sequence<K...>) TAD_INLINE_LAMBDA {

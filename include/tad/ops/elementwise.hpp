@@ -75,17 +75,11 @@ struct sqrt_op {
 struct square_op {
   static constexpr std::string_view name = "square";
   TAD_INLINE static constexpr auto forward(auto x) { return x * x; }
-  // In a loop dy is often invariant, so (dy + dy) * x is one product per element. On plain
-  // numbers there is no loop: dy * (x + x) lets the optimizer fuse a dy that is a negation
-  // (sub's right adjoint) or a number read from the expression into one multiply
-  // (doc/decisions.md 70). Both are 2 dy x rounded once.
-  TAD_INLINE static constexpr auto backward(auto dy, auto x, auto) {
-    if constexpr (simd::is_batch_v<decltype(x)>) {
-      return (dy + dy) * x;
-    } else {
-      return dy * (x + x);
-    }
-  }
+  // (dy + dy) * x: dy is often loop-invariant. Also on plain numbers (a loop's tail, a scalar
+  // expression): `dy * (x + x)` folds better there but gives NaN for dy = 0 at |x| > max / 2
+  // (a masked sentinel), where this gives 0, and the tail would then disagree with the body
+  // (decisions.md 70).
+  TAD_INLINE static constexpr auto backward(auto dy, auto x, auto) { return (dy + dy) * x; }
 };
 /// `abs'(0) = 0` (PyTorch).
 struct abs_op {
